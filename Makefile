@@ -1,0 +1,72 @@
+# ibtune.fabric — every target bootstraps what it needs (idempotently) on Debian 12 as root.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+BIN := $(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/.collections
+export ANSIBLE_PIPELINING := True
+export ANSIBLE_FORCE_COLOR := False
+export PY_COLORS := 0
+# The shared corpus of real tool outputs sits beside the checkout (../shared/corpus).
+export IBTUNE_CORPUS ?= $(abspath $(ROOT)/../shared/corpus)
+# Molecule scenarios run by `make test`, in this order (foundation first, the lab last).
+SCENARIOS ?= $(shell $(ROOT)/scripts/list-scenarios.sh)
+
+.PHONY: help bootstrap test lint sanity unit promtool molecule build demo bench clean
+
+help:
+	@echo "make demo   - run the main job on the simulated-fabric lab"
+	@echo "make test   - every test: lint, sanity, unit, promtool, molecule, build"
+	@echo "make lint | sanity | unit | promtool | molecule | build | bench"
+
+bootstrap:
+	@$(ROOT)/scripts/bootstrap.sh
+
+test: bootstrap
+	@$(ROOT)/scripts/timed.sh lint $(MAKE) --no-print-directory lint
+	@$(ROOT)/scripts/timed.sh sanity $(MAKE) --no-print-directory sanity
+	@$(ROOT)/scripts/timed.sh unit $(MAKE) --no-print-directory unit
+	@$(ROOT)/scripts/timed.sh promtool $(MAKE) --no-print-directory promtool
+	@$(ROOT)/scripts/timed.sh build $(MAKE) --no-print-directory build
+	@$(ROOT)/scripts/timed.sh molecule $(MAKE) --no-print-directory molecule
+	@cat $(ROOT)/build/timings.txt
+
+lint: bootstrap
+	yamllint -s .
+	ruff check .
+	ruff format --check plugins tests bench
+	$(BIN)/python scripts/check_argspecs.py
+	ansible-lint --offline -q
+
+sanity: bootstrap
+	@$(ROOT)/scripts/sanity.sh
+
+unit: bootstrap
+	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+
+promtool: bootstrap
+	@$(ROOT)/scripts/promtool.sh
+
+molecule: bootstrap
+	@for s in $(SCENARIOS); do \
+	  echo "=== molecule test -s $$s"; \
+	  start=$$(date +%s); \
+	  molecule test -s $$s || exit 1; \
+	  echo "molecule $$s: $$(( $$(date +%s) - start ))s" >> $(ROOT)/build/timings.txt; \
+	done
+
+build: bootstrap
+	@$(ROOT)/scripts/build-check.sh
+
+demo: bootstrap
+	@$(ROOT)/scripts/demo.sh
+
+bench: bootstrap
+	@for b in bench/bench_*.py; do echo "=== $$b"; $(BIN)/python $$b; done
+	@if [ -x bench/lab_bench.sh ]; then bench/lab_bench.sh; fi
+
+clean:
+	rm -rf build .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Build the local Debian 12 images Molecule and the lab use. Nothing can be pulled
+# here, so images are bootstrapped with mmdebstrap and imported. Idempotent: an image
+# whose recipe hash matches is kept.
+set -euo pipefail
+
+mirror="${IBTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+base_pkgs="python3,python3-apt,systemd,systemd-sysv,dbus,iproute2,procps,ca-certificates,sudo,kmod,gnupg"
+# Lab nodes get the real RDMA userland from Debian (the real perftest's "no device"
+# failure is a test case) plus what node_exporter and OpenSM tests need.
+lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils"
+
+build() {
+  local name="$1" pkgs="$2"
+  local tag="local/${name}:latest"
+  local recipe
+  recipe=$(printf '%s|%s|v3' "$pkgs" "$mirror" | sha256sum | cut -c1-12)
+  if docker image inspect "$tag" --format '{{ index .Config.Labels "ibtune.recipe" }}' 2>/dev/null | grep -qx "$recipe"; then
+    echo "image $tag is current ($recipe)"
+    return 0
+  fi
+  echo "building $tag ($recipe)"
+  mmdebstrap --quiet --variant=minbase --include="$pkgs" \
+    --customize-hook='rm -f "$1"/etc/machine-id; touch "$1"/etc/machine-id' \
+    --customize-hook='chroot "$1" systemctl mask systemd-logind.service getty.target console-getty.service systemd-udevd.service systemd-udev-trigger.service' \
+    bookworm - "$mirror" \
+    | docker import \
+        --change 'CMD ["/lib/systemd/systemd"]' \
+        --change 'ENV container=docker' \
+        --change "LABEL ibtune.recipe=${recipe}" \
+        - "$tag"
+}
+
+build ibtune-debian12 "$base_pkgs"
+build ibtune-lab "$lab_pkgs"
