@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos import (
+    QosModelError,
+    nccl_qos_env,
+    normalize_model,
+)
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos import nccl_tc as _nccl_tc
+
+
+def nccl_tc(dscp, ecn="ect0"):
+    try:
+        return _nccl_tc(dscp, ecn)
+    except QosModelError as exc:
+        raise AnsibleFilterError("nccl_tc: %s" % exc)
+
+
+def qos_model(model):
+    try:
+        return normalize_model(model)
+    except QosModelError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def qos_nccl_env(model):
+    try:
+        return nccl_qos_env(model)
+    except QosModelError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"nccl_tc": nccl_tc, "qos_model": qos_model, "qos_nccl_env": qos_nccl_env}
