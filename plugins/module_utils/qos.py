@@ -57,7 +57,8 @@ def normalize_model(model=None):
     unknown = sorted(set(model or {}) - set(DEFAULT_MODEL))
     if unknown:
         raise QosModelError(
-            "ibtune_qos has unknown key(s) %s: valid keys are %s." % (", ".join(unknown), ", ".join(sorted(DEFAULT_MODEL)))
+            "ibtune_qos has unknown key(s) %s: valid keys are %s."
+            % (", ".join(unknown), ", ".join(sorted(DEFAULT_MODEL)))
         )
     merged.update(model or {})
     if merged["mode"] not in MODES:

@@ -89,7 +89,7 @@ def parse_enum(text, names):
 
 
 def parse_pcie_speed(text):
-    """"32.0 GT/s PCIe" -> 32.0; "Unknown" or absent -> None."""
+    """ "32.0 GT/s PCIe" -> 32.0; "Unknown" or absent -> None."""
     if not text:
         return None
     match = _PCIE_SPEED_RE.match(text)
@@ -190,9 +190,7 @@ def read_port(sysfs_root, device, port):
         "lane_speed": lane_speed,
         "lid": parse_int(read_text(os.path.join(pdir, "lid"))),
         "sm_lid": parse_int(read_text(os.path.join(pdir, "sm_lid"))),
-        "roce_v2_ipv4_gid_index": (
-            find_roce_v2_ipv4_gid_index(pdir) if link_layer == "Ethernet" else None
-        ),
+        "roce_v2_ipv4_gid_index": (find_roce_v2_ipv4_gid_index(pdir) if link_layer == "Ethernet" else None),
     }
 
 

@@ -129,7 +129,9 @@ def main():
     )
     params = module.params
     if not os.path.isdir(params["sysfs_root"]):
-        module.fail_json(msg="sysfs_root %s is not a directory: point it at /sys or a fixture tree." % params["sysfs_root"])
+        module.fail_json(
+            msg="sysfs_root %s is not a directory: point it at /sys or a fixture tree." % params["sysfs_root"]
+        )
     thresholds = {}
     for name, value in (params["thresholds"] or {}).items():
         try:
