@@ -100,6 +100,8 @@ def _build_port(port_dir, spec, newline):
     merged = dict(PORT_DEFAULTS)
     merged.update({k: v for k, v in spec.items() if not isinstance(v, dict)})
     for key, value in merged.items():
+        if key.startswith("_"):
+            continue
         if value is None:
             continue
         _write(os.path.join(port_dir, key), value, newline)
