@@ -38,10 +38,14 @@ def check_role(role_dir):
                 % (role_dir.name, name, value, declared["default"])
             )
         if "default" not in declared and not declared.get("required") and value is not None:
-            problems.append("%s: %s has a default (%r) that argument_specs does not state" % (role_dir.name, name, value))
+            problems.append(
+                "%s: %s has a default (%r) that argument_specs does not state" % (role_dir.name, name, value)
+            )
     for name, declared in options.items():
         if "default" in declared and name not in defaults:
-            problems.append("%s: %s has an argument_specs default but no entry in defaults/main.yml" % (role_dir.name, name))
+            problems.append(
+                "%s: %s has an argument_specs default but no entry in defaults/main.yml" % (role_dir.name, name)
+            )
         if not declared.get("description"):
             problems.append("%s: %s has no description in argument_specs" % (role_dir.name, name))
     return problems
