@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+"""Filters pair_rounds and retest_rounds: plan perftest pairs (docs in pair_rounds.yml, retest_rounds.yml)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ibtune.fabric.plugins.module_utils import pairs as _pairs
+
+
+def pair_rounds(hosts, strategy="all_pairs", rounds=None, seed=None, groups=None, pairs=None):
+    try:
+        return _pairs.pair_rounds(hosts, strategy=strategy, rounds=rounds, seed=seed, groups=groups, pairs=pairs)
+    except ValueError as exc:
+        raise AnsibleFilterError("pair_rounds: %s" % exc)
+
+
+def retest_rounds(results, hosts=None, partners=1):
+    try:
+        return _pairs.retest_rounds(results, hosts=hosts, partners=partners)
+    except ValueError as exc:
+        raise AnsibleFilterError("retest_rounds: %s" % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"pair_rounds": pair_rounds, "retest_rounds": retest_rounds}
