@@ -1,0 +1,350 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+"""nccl-tests output (text table and ``-J`` JSON) and nccl-tests' bandwidth formulas.
+
+Text table (NVIDIA/nccl-tests src/util.cu): a ``#`` header naming the columns
+(``size count type redop root time algbw busbw #wrong time algbw busbw #wrong``; older releases
+have no ``redop``/``root`` and call the error column ``error``, with ``N/A`` when validation is
+off), then one row per size: out-of-place figures first, in-place second. NCCL INFO lines and
+other stray output may sit between rows. ``# Avg bus bandwidth : X`` averages every row.
+
+GB/s here are 10^9 bytes per second, as nccl-tests prints them.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+# busbw = algbw x factor(n): nccl-tests' per-collective correction (doc/PERFORMANCE.md).
+COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "alltoall",
+    "broadcast",
+    "reduce",
+    "sendrecv",
+    "gather",
+    "scatter",
+    "hypercube",
+)
+
+
+def bus_factor(collective, nranks):
+    """nccl-tests' busbw/algbw factor for a collective over nranks ranks."""
+    n = int(nranks)
+    if n < 1:
+        raise ValueError("nranks must be >= 1, got %r" % (nranks,))
+    name = collective.replace("-", "_").lower()
+    if name.endswith("_perf"):
+        name = name[: -len("_perf")]
+    if name == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if name in ("all_gather", "reduce_scatter", "alltoall", "gather", "scatter", "hypercube"):
+        return float(n - 1) / n
+    if name in ("broadcast", "reduce", "sendrecv"):
+        return 1.0
+    raise ValueError("unknown collective %r: use one of %s" % (collective, ", ".join(COLLECTIVES)))
+
+
+def algbw_gbs(size_bytes, time_us):
+    """Algorithm bandwidth in GB/s (10^9 B/s) for size bytes in time_us microseconds."""
+    if not time_us:
+        return 0.0
+    return float(size_bytes) / (float(time_us) * 1e-6) / 1e9
+
+
+def busbw_gbs(collective, nranks, size_bytes, time_us):
+    return algbw_gbs(size_bytes, time_us) * bus_factor(collective, nranks)
+
+
+_HEADER_WORDS = ("size", "count", "type")
+_NUM_RE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<v>[0-9.eE+\-]+|nan|inf)", re.IGNORECASE)
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+)\s*(?P<status>\S+)?")
+_HEADER_INFO_RE = re.compile(
+    r"^#\s*nThread\s+(?P<nthread>\d+)\s+nGpus\s+(?P<ngpus>\d+)\s+minBytes\s+(?P<min>\d+)\s+maxBytes\s+(?P<max>\d+)"
+)
+_RANK_RE = re.compile(
+    r"^#\s+Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)"
+)
+_TESTS_VERSION_RE = re.compile(
+    r"^#\s*nccl-tests version (?P<tests>\S+) nccl-headers=(?P<headers>\d+) nccl-library=(?P<library>\d+)"
+)
+_COLL_NAME_RE = re.compile(r"^#\s*Collective test starting:\s*(?P<name>\S+)")
+
+
+def _num(token):
+    if token in ("N/A", "-", ""):
+        return None
+    if _NUM_RE.match(token):
+        value = float(token)
+        return int(value) if value.is_integer() and "." not in token and "e" not in token.lower() else value
+    return None
+
+
+def _header_columns(line):
+    """Column names of a table header line ('#  size  count  type ...'), or None."""
+    tokens = line.lstrip("#").split()
+    if len(tokens) < 6 or tuple(t.lower() for t in tokens[:3]) != _HEADER_WORDS:
+        return None
+    return [t.lower() for t in tokens]
+
+
+def _split_columns(columns):
+    """Index the leading descriptive columns and the two (time, algbw, busbw, wrong) groups."""
+    lead = []
+    groups = []
+    current = None
+    for index, name in enumerate(columns):
+        if name in ("time", "cputime"):
+            current = {"time": index}
+            groups.append(current)
+        elif current is None:
+            lead.append((name, index))
+        elif name in ("algbw", "busbw"):
+            current[name] = index
+        elif name in ("#wrong", "error", "wrong", "#error"):
+            current["wrong"] = index
+    return lead, groups
+
+
+def _group_values(tokens, group):
+    if group is None:
+        return None
+    out = {}
+    for key in ("time", "algbw", "busbw", "wrong"):
+        idx = group.get(key)
+        value = _num(tokens[idx]) if idx is not None and idx < len(tokens) else None
+        out[key] = float(value) if value is not None and key != "wrong" else value
+    return out
+
+
+def parse_text(text):
+    """Parse nccl-tests stdout. Returns a dict with rows, avg_busbw, out_of_bounds, header info."""
+    result = {
+        "rows": [],
+        "avg_busbw": None,
+        "out_of_bounds": None,
+        "nranks": None,
+        "ngpus": None,
+        "nthread": None,
+        "hosts": [],
+        "nccl_version_code": None,
+        "nccl_tests_version": None,
+        "collective": None,
+        "stray_lines": 0,
+    }
+    columns = None
+    lead = groups = None
+    ranks = set()
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            header = _header_columns(stripped)
+            if header:
+                columns = header
+                lead, groups = _split_columns(columns)
+                continue
+            match = _AVG_RE.match(stripped)
+            if match:
+                result["avg_busbw"] = _num(match.group("v")) if match.group("v").lower() not in ("nan", "inf") else None
+                continue
+            match = _OOB_RE.match(stripped)
+            if match:
+                result["out_of_bounds"] = int(match.group("n"))
+                continue
+            match = _HEADER_INFO_RE.match(stripped)
+            if match:
+                result["nthread"] = int(match.group("nthread"))
+                result["ngpus"] = int(match.group("ngpus"))
+                continue
+            match = _RANK_RE.match(stripped)
+            if match:
+                ranks.add(int(match.group("rank")))
+                if match.group("host") not in result["hosts"]:
+                    result["hosts"].append(match.group("host"))
+                continue
+            match = _TESTS_VERSION_RE.match(stripped)
+            if match:
+                result["nccl_tests_version"] = match.group("tests")
+                result["nccl_version_code"] = int(match.group("library"))
+                continue
+            match = _COLL_NAME_RE.match(stripped)
+            if match:
+                result["collective"] = match.group("name")
+            continue
+        if columns is None:
+            result["stray_lines"] += 1
+            continue
+        row = _parse_row(stripped.split(), lead, groups)
+        if row is None:
+            result["stray_lines"] += 1
+            continue
+        result["rows"].append(row)
+    if ranks:
+        result["nranks"] = max(ranks) + 1
+    return result
+
+
+def _parse_row(tokens, lead, groups):
+    """A data row, or None for anything else (NCCL INFO lines, warnings, 'Test NCCL failure')."""
+    needed = max(max(g.values()) for g in groups) + 1 if groups else 0
+    if len(tokens) < needed or not tokens or not tokens[0].isdigit():
+        return None
+    row = {}
+    for name, index in lead:
+        token = tokens[index]
+        if name == "size":
+            row["size"] = int(token)
+        elif name == "count":
+            if not token.isdigit():
+                return None
+            row["count"] = int(token)
+        elif name == "root":
+            row["root"] = int(token) if re.match(r"^-?\d+$", token) else None
+        else:
+            row[name] = token
+    oop = _group_values(tokens, groups[0] if groups else None)
+    ip = _group_values(tokens, groups[1] if len(groups) > 1 else None)
+    if oop is None or oop["time"] is None or oop["busbw"] is None:
+        return None
+    row.update(
+        {
+            "time_us": oop["time"],
+            "algbw": oop["algbw"],
+            "busbw": oop["busbw"],
+            "wrong": oop["wrong"],
+            "in_place_time_us": ip["time"] if ip else None,
+            "in_place_algbw": ip["algbw"] if ip else None,
+            "in_place_busbw": ip["busbw"] if ip else None,
+            "in_place_wrong": ip["wrong"] if ip else None,
+        }
+    )
+    row.setdefault("redop", None)
+    row.setdefault("root", None)
+    return row
+
+
+def _json_num(value):
+    if value is None or value == "nan":
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return value
+
+
+def parse_json(text):
+    """Parse an nccl-tests -J file (JSON_FILE_VERSION 1, nccl-tests 2.18.5+)."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or "results" not in data:
+        raise ValueError("not an nccl-tests -J file: no 'results' list")
+    rows = []
+    for item in data.get("results") or []:
+        oop = item.get("out_of_place") or {}
+        ip = item.get("in_place") or {}
+        root = item.get("root")
+        try:
+            root = int(str(root).strip()) if root is not None else None
+        except ValueError:
+            root = None
+        row = {
+            "size": int(item["size"]),
+            "count": int(item["count"]),
+            "type": item.get("type"),
+            "redop": item.get("redop"),
+            "root": root,
+            "time_us": _json_num(oop.get("time", oop.get("cpu_time"))),
+            "algbw": _json_num(oop.get("alg_bw")),
+            "busbw": _json_num(oop.get("bus_bw")),
+            "wrong": _json_num(oop.get("nwrong")),
+            "in_place_time_us": _json_num(ip.get("time", ip.get("cpu_time"))),
+            "in_place_algbw": _json_num(ip.get("alg_bw")),
+            "in_place_busbw": _json_num(ip.get("bus_bw")),
+            "in_place_wrong": _json_num(ip.get("nwrong")),
+        }
+        rows.append(row)
+    config = data.get("config") or {}
+    devices = config.get("devices") or []
+    avg = (data.get("average_bus_bandwidth") or {}).get("bandwidth")
+    oob = (data.get("out_of_bounds") or {}).get("count")
+    return {
+        "rows": rows,
+        "avg_busbw": _json_num(avg),
+        "out_of_bounds": oob,
+        "nranks": len(devices) or None,
+        "ngpus": config.get("ngpus"),
+        "nthread": config.get("nthreads"),
+        "hosts": sorted({d.get("hostname") for d in devices if d.get("hostname")}),
+        "nccl_version_code": data.get("nccl_version"),
+        "nccl_tests_version": None,
+        "collective": None,
+        "stray_lines": 0,
+        "errors": data.get("errors") or [],
+    }
+
+
+def version_from_code(code):
+    """NCCL_VERSION_CODE (22809) -> '2.28.9'."""
+    if code is None:
+        return None
+    code = int(code)
+    if code >= 10000:
+        return "%d.%d.%d" % (code // 10000, (code % 10000) // 100, code % 100)
+    return "%d.%d.%d" % (code // 1000, (code % 1000) // 100, code % 100)
+
+
+def summarize(parsed):
+    """max_size_bytes, max_size_busbw (out-of-place busbw at the largest size; the in-place figure when
+    a backend measures only in place), wrong element total."""
+    rows = parsed["rows"]
+    if not rows:
+        return {"max_size_bytes": None, "max_size_busbw": None, "wrong_total": None}
+    largest = max(row["size"] for row in rows)
+    at_max = [row for row in rows if row["size"] == largest]
+    # Several rows of the same size (-n repeats, several ops): take the last, as nccl-tests' final word.
+    row = at_max[-1]
+    busbw = row["busbw"] if row["busbw"] is not None else row.get("in_place_busbw")
+    wrong = 0
+    seen = False
+    for item in rows:
+        for key in ("wrong", "in_place_wrong"):
+            if item.get(key) is not None:
+                wrong += item[key]
+                seen = True
+    return {"max_size_bytes": largest, "max_size_busbw": busbw, "wrong_total": wrong if seen else None}
+
+
+def parse_size(text):
+    """'8', '1K', '64M', '4G' (nccl-tests' -b/-e suffixes, powers of 1024) -> bytes."""
+    if isinstance(text, int):
+        return text
+    match = re.match(r"^\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*$", str(text), re.IGNORECASE)
+    if not match:
+        raise ValueError("size %r is not a number with an optional K, M, G or T suffix" % (text,))
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[match.group(2).upper()]
+    return int(match.group(1)) * scale
+
+
+def size_series(min_bytes, max_bytes, step_factor=2):
+    """The sizes nccl-tests visits with -b min -e max -f factor."""
+    low, high = parse_size(min_bytes), parse_size(max_bytes)
+    factor = int(step_factor)
+    if low < 1 or high < low or factor < 2:
+        raise ValueError("sizes need 1 <= min <= max and a step factor >= 2")
+    out = []
+    size = low
+    while size <= high:
+        out.append(size)
+        size *= factor
+    return out

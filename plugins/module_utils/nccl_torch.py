@@ -1,0 +1,186 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+"""The torch.distributed benchmark that nccl_test's ``backend: torch`` runs on the node.
+
+SCRIPT is written to a temporary file by the module and run with the node's Python that has
+torch (``python_executable``). It spawns one process per GPU on 127.0.0.1, runs all_reduce,
+all_gather (all_gather_into_tensor) and reduce_scatter (reduce_scatter_tensor) on float32 buffers,
+checks each result once, then times ``iters`` back-to-back calls with CUDA events after ``warmup``
+calls. The slowest rank's mean time counts (as a conservative nccl-tests figure). ``size`` means
+what it means in nccl-tests: the whole buffer (all_reduce's buffer, all_gather's output,
+reduce_scatter's input); algbw = size / time and busbw = algbw x nccl-tests' factor.
+It writes one JSON document to ``out``; NCCL's own log lines go to stdout as usual.
+torch.distributed.all_reduce works in place, so its figure is an in-place one.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+SCRIPT = r"""
+import json
+import os
+import socket
+import sys
+import time
+
+
+FACTORS = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "all_gather": lambda n: float(n - 1) / n,
+    "reduce_scatter": lambda n: float(n - 1) / n,
+}
+
+
+def free_port():
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def bench(torch, dist, rank, world, collective, size, warmup, iters):
+    elt = 4
+    per_rank = max(1, size // elt // world)
+    if collective == "all_reduce":
+        total = max(1, size // elt)
+        buf = torch.empty(total, dtype=torch.float32, device="cuda")
+        buf.fill_(rank + 1)
+        dist.all_reduce(buf)
+        expected = world * (world + 1) / 2.0
+        wrong = int((buf != expected).sum().item())
+
+        def op():
+            dist.all_reduce(buf)
+
+        keep = [buf]
+    elif collective == "all_gather":
+        total = per_rank * world
+        inp = torch.empty(per_rank, dtype=torch.float32, device="cuda")
+        out = torch.empty(total, dtype=torch.float32, device="cuda")
+        inp.fill_(rank + 1)
+        dist.all_gather_into_tensor(out, inp)
+        expected = torch.arange(1, world + 1, dtype=torch.float32, device="cuda").repeat_interleave(per_rank)
+        wrong = int((out != expected).sum().item())
+        del expected
+
+        def op():
+            dist.all_gather_into_tensor(out, inp)
+
+        keep = [inp, out]
+    elif collective == "reduce_scatter":
+        total = per_rank * world
+        inp = torch.empty(total, dtype=torch.float32, device="cuda")
+        out = torch.empty(per_rank, dtype=torch.float32, device="cuda")
+        inp.fill_(rank + 1)
+        dist.reduce_scatter_tensor(out, inp)
+        expected = world * (world + 1) / 2.0
+        wrong = int((out != expected).sum().item())
+
+        def op():
+            dist.reduce_scatter_tensor(out, inp)
+
+        keep = [inp, out]
+    else:
+        raise ValueError("unsupported collective %r" % collective)
+    for _ in range(warmup):
+        op()
+    torch.cuda.synchronize()
+    dist.barrier()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        op()
+    end.record()
+    end.synchronize()
+    ms = start.elapsed_time(end) / iters
+    stats = torch.tensor([ms, float(wrong)], dtype=torch.float64, device="cuda")
+    slowest = stats[:1].clone()
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    wrong_all = stats[1:].clone()
+    dist.all_reduce(wrong_all)
+    del keep
+    torch.cuda.empty_cache()
+    size_bytes = total * elt
+    time_us = float(slowest.item()) * 1000.0
+    algbw = size_bytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
+    return {
+        "size": size_bytes,
+        "count": total,
+        "type": "float",
+        "redop": "sum" if collective != "all_gather" else "none",
+        "root": -1,
+        "time_us": round(time_us, 3),
+        "algbw": round(algbw, 3),
+        "busbw": round(algbw * FACTORS[collective](world), 3),
+        "wrong": int(wrong_all.item()),
+        "in_place": collective == "all_reduce",
+    }
+
+
+def worker(rank, world, cfg, port):
+    import torch
+    import torch.distributed as dist
+
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    os.environ["RANK"] = str(rank)
+    os.environ["WORLD_SIZE"] = str(world)
+    os.environ["LOCAL_RANK"] = str(rank)
+    torch.cuda.set_device(rank)
+    kwargs = {"rank": rank, "world_size": world}
+    try:
+        dist.init_process_group("nccl", device_id=torch.device("cuda", rank), **kwargs)
+    except TypeError:
+        dist.init_process_group("nccl", **kwargs)
+    results = {}
+    for collective in cfg["collectives"]:
+        rows = []
+        for size in cfg["sizes"]:
+            rows.append(bench(torch, dist, rank, world, collective, size, cfg["warmup"], cfg["iters"]))
+        results[collective] = rows
+    if rank == 0:
+        version = torch.cuda.nccl.version()
+        if isinstance(version, tuple):
+            version = ".".join(str(v) for v in version)
+        doc = {
+            "backend": "torch",
+            "torch_version": torch.__version__,
+            "nccl_version": str(version),
+            "world_size": world,
+            "host": socket.gethostname(),
+            "gpus": [torch.cuda.get_device_name(i) for i in range(world)],
+            "warmup": cfg["warmup"],
+            "iters": cfg["iters"],
+            "results": results,
+        }
+        with open(cfg["out"], "w") as handle:
+            json.dump(doc, handle)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    import torch
+    import torch.multiprocessing as mp
+
+    available = torch.cuda.device_count()
+    world = cfg.get("nproc") or available
+    if available < 1:
+        sys.stderr.write("ibtune-nccl-torch: no CUDA device visible to torch\n")
+        sys.exit(3)
+    if world > available:
+        sys.stderr.write("ibtune-nccl-torch: %d GPUs asked for, %d visible\n" % (world, available))
+        sys.exit(3)
+    started = time.time()
+    mp.spawn(worker, args=(world, cfg, free_port()), nprocs=world, join=True)
+    sys.stdout.write("ibtune-nccl-torch: done in %.1f s\n" % (time.time() - started))
+
+
+if __name__ == "__main__":
+    main()
+"""

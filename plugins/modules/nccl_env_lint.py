@@ -1,0 +1,147 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nccl_env_lint
+short_description: Check NCCL environment variables or an nccl.conf against NCCL's documented variables
+version_added: 0.1.0
+description:
+  - Checks a dict of variables (I(env)) or a KEY=VALUE file such as C(/etc/nccl.conf) (I(path)) against the
+    collection's schema of NCCL variables (NCCL 2.30 documentation; type, range or choices, default, since,
+    deprecated, removed).
+  - "Errors: unknown C(NCCL_*) names (with a did-you-mean), wrong types, values out of range or not among the
+    choices (the message lists the allowed ones), removed variables, contradictions (e.g. C(NCCL_NET=IB) with
+    C(NCCL_IB_DISABLE=1)), and in files what NCCL would read differently from what was meant (spaces around
+    C(=), quotes, C(export), end-of-line comments)."
+  - "Warnings: deprecated names, debugging variables left on (C(NCCL_DEBUG=INFO), C(NCCL_DEBUG_SUBSYS)...),
+    forced C(NCCL_ALGO)/C(NCCL_PROTO), an C(NCCL_IB_HCA) list without C(=) (prefix matching also selects
+    mlx5_10..19), C(NCCL_IB_GID_INDEX) on InfiniBand or on NCCL 2.21 and later, legacy integer levels,
+    variables newer than I(nccl_version), names that are PyTorch's rather than NCCL's."
+  - Fails when there are errors (or warnings, with I(fail_on_warnings)).
+options:
+  env:
+    description: Variables to check, name to value. Booleans become 1/0. Mutually exclusive with I(path).
+    type: dict
+  path:
+    description: A KEY=VALUE file to check as NCCL reads it. Mutually exclusive with I(env).
+    type: path
+  nccl_version:
+    description: The NCCL version that will read the variables (e.g. C(2.28.9)); enables since/removed checks.
+    type: str
+  link_layer:
+    description: The fabric's link layer; C(InfiniBand) turns C(NCCL_IB_GID_INDEX) into a warning.
+    type: str
+    choices: [InfiniBand, Ethernet]
+  fail_on_warnings:
+    description: Fail on warnings too.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ibtune.fabric.attributes
+  - ibtune.fabric.attributes.READ_ONLY
+author:
+  - ibtune.fabric contributors
+"""
+
+EXAMPLES = r"""
+- name: Lint the variables before they are written
+  ibtune.fabric.nccl_env_lint:
+    env:
+      NCCL_IB_HCA: "=mlx5_0:1,mlx5_1:1"
+      NCCL_IB_QPS_PER_CONNECTION: 4
+      NCCL_IB_TIMEOUT: 22
+      NCCL_NET_GDR_LEVEL: PHB
+      NCCL_IB_TC: 106
+    link_layer: Ethernet
+
+- name: Lint the file on the node
+  ibtune.fabric.nccl_env_lint:
+    path: /etc/nccl.conf
+    nccl_version: 2.28.9
+  register: lint
+"""
+
+RETURN = r"""
+errors:
+  description: Problems NCCL would trip over; C(line) is set for file problems.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - variable: NCCL_IB_TIMEOUT
+      value: "40"
+      message: "NCCL_IB_TIMEOUT=40 is out of range: use 0..31 (NCCL's default is 20)"
+warnings:
+  description: Things that work but are probably not what was meant.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{variable: NCCL_IB_HCA, value: mlx5_1, message: "NCCL_IB_HCA=mlx5_1 has no '=' prefix, ..."}]
+env:
+  description: The variables as NCCL sees them (for I(path): first occurrence of each name).
+  returned: always
+  type: dict
+  sample: {NCCL_IB_TIMEOUT: "22"}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_env
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            env=dict(type="dict"),
+            path=dict(type="path"),
+            nccl_version=dict(type="str"),
+            link_layer=dict(type="str", choices=["InfiniBand", "Ethernet"]),
+            fail_on_warnings=dict(type="bool", default=False),
+        ),
+        mutually_exclusive=[("env", "path")],
+        required_one_of=[("env", "path")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params["path"] is not None:
+        if not os.path.isfile(params["path"]):
+            module.fail_json(msg="%s does not exist: render it first or point path at the file" % params["path"])
+        try:
+            with open(params["path"], "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read %s: %s" % (params["path"], exc))
+        env, errors, warnings = nccl_env.lint_conf(
+            text, nccl_version=params["nccl_version"], link_layer=params["link_layer"]
+        )
+        source = params["path"]
+    else:
+        env = {k: nccl_env.to_text(v) for k, v in params["env"].items()}
+        errors, warnings = nccl_env.lint(
+            params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"]
+        )
+        source = "the given env"
+    result = dict(changed=False, errors=errors, warnings=warnings, env=env)
+    if errors or (warnings and params["fail_on_warnings"]):
+        problems = errors if errors else warnings
+        module.fail_json(
+            msg="%s has %d NCCL error(s) and %d warning(s): %s"
+            % (source, len(errors), len(warnings), "; ".join(p["message"] for p in problems)),
+            **result,
+        )
+    module.exit_json(
+        msg="%s: %d variables, no errors, %d warning(s)" % (source, len(env), len(warnings)),
+        **result,
+    )
+
+
+if __name__ == "__main__":
+    main()

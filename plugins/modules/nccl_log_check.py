@@ -1,0 +1,260 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: nccl_log_check
+short_description: Read NCCL debug logs for the network NCCL used, IB-to-socket fallback and WARN lines
+version_added: 0.1.0
+description:
+  - Reads NCCL logs written with C(NCCL_DEBUG=INFO) (files, globs, or I(content)) and reports the networks NCCL said
+    it used (C(Using network IB|Socket|<plugin>)), whether NCCL tried IB and fell back to sockets
+    (C(NET/IB : No device found.)), every C(NCCL WARN) line with its file and line number, NCCL versions, and the
+    variables NCCL picked up (C(<VAR> set by environment to <value>)), which shows that /etc/nccl.conf was read.
+  - Fails when I(expect_transport) is not the network NCCL used (the message says which network NCCL used instead
+    and why, e.g. no IB device or C(NCCL_IB_DISABLE=1)), or with I(fail_on_warn) when there are WARN lines.
+  - With I(textfile_dir), writes C(ibtune_nccl.prom) there for node_exporter's textfile collector.
+options:
+  paths:
+    description: Log files or globs. Mutually exclusive with I(content).
+    type: list
+    elements: path
+  content:
+    description: Log text. Mutually exclusive with I(paths).
+    type: str
+  expect_transport:
+    description: The network NCCL must have used (C(IB) also matches plugin names such as C(IBext); C(Socket)).
+    type: str
+  fail_on_warn:
+    description: Fail when the logs hold NCCL WARN lines.
+    type: bool
+    default: false
+  textfile_dir:
+    description: Directory of node_exporter's textfile collector; C(ibtune_nccl.prom) is written there.
+    type: path
+  host:
+    description: The C(host) label of the metrics. Default is the node's hostname.
+    type: str
+  busbw:
+    description: Collective name to bus bandwidth (GB/s) at the largest size, from M(ibtune.fabric.nccl_test).
+    type: dict
+    default: {}
+extends_documentation_fragment:
+  - ibtune.fabric.attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode the logs are read but no metrics file is written.
+  diff_mode:
+    support: none
+author:
+  - ibtune.fabric contributors
+"""
+
+EXAMPLES = r"""
+- name: NCCL must have used InfiniBand
+  ibtune.fabric.nccl_log_check:
+    paths: [/var/log/ibtune/nccl_*.log]
+    expect_transport: IB
+
+- name: Export what NCCL did for Prometheus
+  ibtune.fabric.nccl_log_check:
+    paths: [/var/log/ibtune/nccl_torch.log]
+    textfile_dir: /var/lib/prometheus/node-exporter
+    busbw: {all_reduce: 343.6}
+"""
+
+RETURN = r"""
+transports:
+  description: Network families NCCL said it used (C(IB) for IB and its plugins, C(Socket), or a plugin's name).
+  returned: always
+  type: list
+  elements: str
+  sample: [Socket]
+transport:
+  description: The first of C(transports), null when the logs do not say.
+  returned: always
+  type: str
+networks:
+  description: Network names exactly as logged (C(IB), C(IBext), C(Socket), ...).
+  returned: always
+  type: list
+  elements: str
+fallback:
+  description: True when NET/IB found no device and NCCL used sockets.
+  returned: always
+  type: bool
+fallback_reason:
+  description: Why NCCL is not on IB, with file and line; null when nothing says.
+  returned: always
+  type: str
+warnings:
+  description: Each NCCL WARN line.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /var/log/nccl.log, line: 17, host: gpu0301, message: "Failed to open libnvidia-ml.so.1"}]
+nccl_versions:
+  description: NCCL versions in the logs, oldest first.
+  returned: always
+  type: list
+  elements: str
+  sample: [2.28.9+cuda13.0]
+env:
+  description: Variables NCCL logged as C(set by environment) (process environment or a config file).
+  returned: always
+  type: dict
+ib_devices:
+  description: C(dev:port/IB|RoCE) NCCL's IB transport used.
+  returned: always
+  type: list
+  elements: str
+socket_interfaces:
+  description: Interfaces NCCL's socket transport used.
+  returned: always
+  type: list
+  elements: str
+gdr:
+  description: True when a channel used GPUDirect RDMA.
+  returned: always
+  type: bool
+channel_paths:
+  description: How often each channel path (C(P2P/CUMEM), C(SHM), C(NET/IB/0/GDRDMA)...) was logged.
+  returned: always
+  type: dict
+files:
+  description: The files read, with the number of NCCL lines in each.
+  returned: always
+  type: list
+  elements: dict
+prom_file:
+  description: The metrics file written.
+  returned: when I(textfile_dir) was given and not in check mode
+  type: str
+"""
+
+import glob
+import os
+import socket
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_log
+
+
+def _read_sources(module, paths):
+    sources = []
+    for pattern in paths:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        for path in matches:
+            if not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    sources.append((path, handle.read().decode("utf-8", "replace")))
+            except (IOError, OSError) as exc:
+                module.fail_json(msg="cannot read NCCL log %s: %s" % (path, exc))
+    if not sources:
+        module.fail_json(
+            msg="paths %s matched no readable file: run the NCCL job with NCCL_DEBUG=INFO and its output saved there"
+            % ", ".join(paths)
+        )
+    return sources
+
+
+def _write_prom(module, directory, text):
+    if not os.path.isdir(directory):
+        module.fail_json(msg="textfile_dir %s is not a directory: create it or fix the path" % directory)
+    dest = os.path.join(directory, "ibtune_nccl.prom")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibtune_nccl.", suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, dest)
+    return dest
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            paths=dict(type="list", elements="path"),
+            content=dict(type="str"),
+            expect_transport=dict(type="str"),
+            fail_on_warn=dict(type="bool", default=False),
+            textfile_dir=dict(type="path"),
+            host=dict(type="str"),
+            busbw=dict(type="dict", default={}),
+        ),
+        mutually_exclusive=[("paths", "content")],
+        required_one_of=[("paths", "content")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params["content"] is not None:
+        sources = [("content", params["content"])]
+    else:
+        sources = _read_sources(module, params["paths"])
+    parsed = nccl_log.parse_many(sources)
+    result = dict(
+        changed=False,
+        transports=parsed["transports"],
+        transport=parsed["transports"][0] if parsed["transports"] else None,
+        networks=parsed["networks"],
+        fallback=parsed["fallback"],
+        fallback_reason=nccl_log.fallback_reason(parsed),
+        warnings=[
+            {"path": w["path"], "line": w["line"], "host": w["host"], "message": w["message"]}
+            for w in parsed["warnings"]
+        ],
+        nccl_versions=parsed["nccl_versions"],
+        env=parsed["env"],
+        ib_devices=parsed["ib_devices"],
+        socket_interfaces=parsed["socket_interfaces"],
+        gdr=parsed["gdr"],
+        channel_paths=parsed["channel_paths"],
+        files=parsed["files"],
+    )
+    if params["textfile_dir"] and not module.check_mode:
+        busbw = {}
+        for name, value in params["busbw"].items():
+            try:
+                busbw[name] = float(value) if value is not None else None
+            except (TypeError, ValueError):
+                module.fail_json(msg="busbw.%s=%r is not a number (GB/s)" % (name, value))
+        host = params["host"] or socket.gethostname()
+        text = nccl_log.prom_metrics(host, parsed, busbw=busbw, timestamp=time.time())
+        result["prom_file"] = _write_prom(module, params["textfile_dir"], text)
+        result["changed"] = True
+    failures = []
+    if params["expect_transport"]:
+        problem = nccl_log.check_transport(parsed, params["expect_transport"])
+        if problem:
+            failures.append(problem)
+    if params["fail_on_warn"] and parsed["warnings"]:
+        first = parsed["warnings"][0]
+        failures.append(
+            "%d NCCL WARN line(s), first at %s:%d: %s"
+            % (len(parsed["warnings"]), first["path"], first["line"], first["message"])
+        )
+    if failures:
+        module.fail_json(msg="; ".join(failures), **result)
+    module.exit_json(
+        msg="NCCL used %s%s; %d WARN line(s)"
+        % (
+            ", ".join(parsed["networks"]) or "an unlogged network",
+            " (fell back from IB)" if parsed["fallback"] else "",
+            len(parsed["warnings"]),
+        ),
+        **result,
+    )
+
+
+if __name__ == "__main__":
+    main()
