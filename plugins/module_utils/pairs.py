@@ -301,18 +301,20 @@ def first_pass_suspects(results):
     suspect node (in an all_pairs run every node meets the bad node, so "all pairs passed"
     alone would leave no partner to retest with) and that passed at least one pair.
     """
-    failed, passed, _roles = _host_outcomes(results)
+    failed, passed, roles = _host_outcomes(results)
     remaining = dict((h, len(p)) for h, p in failed.items())
-    heap = [(-count, host) for host, count in remaining.items() if count >= 2]
+    # ties (same number of partners) go to the host with more failed results (e.g. several rails)
+    weight = dict((h, -(r["server"] + r["client"])) for h, r in roles.items())
+    heap = [(-count, weight.get(host, 0), host) for host, count in remaining.items() if count >= 2]
     heapq.heapify(heap)
     nodes = set()
     while heap:
-        negative, host = heapq.heappop(heap)
+        negative, _weight, host = heapq.heappop(heap)
         if host in nodes:
             continue
         if -negative != remaining[host]:
             if remaining[host] >= 2:
-                heapq.heappush(heap, (-remaining[host], host))
+                heapq.heappush(heap, (-remaining[host], weight.get(host, 0), host))
             continue
         nodes.add(host)
         for other in failed[host]:
@@ -387,11 +389,20 @@ def retest_rounds(results, hosts=None, partners=1):
             if subject in busy:
                 left.append((subject, role))
                 continue
+            # prefer a partner the subject has not failed with (fresh evidence: if the first-pass
+            # naming was wrong, that partner may be the culprit); else any known-good one
             partner = None
+            fallback = None
             for cand in candidates:
-                if cand not in busy and cand not in used_with[subject]:
+                if cand in busy or cand in used_with[subject]:
+                    continue
+                if cand not in failed.get(subject, ()):
                     partner = cand
                     break
+                if fallback is None:
+                    fallback = cand
+            if partner is None:
+                partner = fallback
             if partner is None:
                 left.append((subject, role))
                 continue
