@@ -25,6 +25,7 @@ description:
     mlx5_10..19), C(NCCL_IB_GID_INDEX) on InfiniBand or on NCCL 2.21 and later, legacy integer levels,
     variables newer than I(nccl_version), names that are PyTorch's rather than NCCL's."
   - Fails when there are errors (or warnings, with I(fail_on_warnings)).
+  - Returns the warnings as C(lint_warnings) (Ansible reserves C(warnings)) and shows each as an Ansible warning.
 options:
   env:
     description: Variables to check, name to value. Booleans become 1/0. Mutually exclusive with I(path).
@@ -78,8 +79,10 @@ errors:
     - variable: NCCL_IB_TIMEOUT
       value: "40"
       message: "NCCL_IB_TIMEOUT=40 is out of range: use 0..31 (NCCL's default is 20)"
-warnings:
-  description: Things that work but are probably not what was meant.
+lint_warnings:
+  description:
+    - Things that work but are probably not what was meant; each is also shown as an Ansible warning.
+    - Not called C(warnings) because Ansible reserves that result key for its own warning messages.
   returned: always
   type: list
   elements: dict
@@ -129,7 +132,9 @@ def main():
             params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"]
         )
         source = "the given env"
-    result = dict(changed=False, errors=errors, warnings=warnings, env=env)
+    for item in warnings:
+        module.warn(item["message"])
+    result = dict(changed=False, errors=errors, lint_warnings=warnings, env=env)
     if errors or (warnings and params["fail_on_warnings"]):
         problems = errors if errors else warnings
         module.fail_json(

@@ -94,8 +94,10 @@ fallback_reason:
   description: Why NCCL is not on IB, with file and line; null when nothing says.
   returned: always
   type: str
-warnings:
-  description: Each NCCL WARN line.
+nccl_warnings:
+  description:
+    - Each NCCL WARN line with its file, line number and host.
+    - Not called C(warnings) because Ansible reserves that result key for its own warning messages.
   returned: always
   type: list
   elements: dict
@@ -209,7 +211,7 @@ def main():
         networks=parsed["networks"],
         fallback=parsed["fallback"],
         fallback_reason=nccl_log.fallback_reason(parsed),
-        warnings=[
+        nccl_warnings=[
             {"path": w["path"], "line": w["line"], "host": w["host"], "message": w["message"]}
             for w in parsed["warnings"]
         ],

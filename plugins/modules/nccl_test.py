@@ -201,8 +201,10 @@ nranks:
   description: Ranks in the communicator.
   returned: when known
   type: int
-warnings:
-  description: NCCL WARN lines and other things worth a look (wrong elements, out-of-bounds values).
+nccl_warnings:
+  description:
+    - NCCL WARN lines (C(file:line message)) and other things worth a look (out-of-bounds values).
+    - Not called C(warnings) because Ansible reserves that result key for its own warning messages.
   returned: always
   type: list
   elements: str
@@ -432,7 +434,7 @@ def main():
             fallback=False,
             gdr=False,
             nccl_version=None,
-            warnings=[],
+            nccl_warnings=[],
             passed=True,
             avg_busbw=None,
             cmd=[],
@@ -500,7 +502,7 @@ def main():
         gdr=log["gdr"],
         nccl_version=nccl_version,
         nranks=first.get("nranks"),
-        warnings=warnings,
+        nccl_warnings=warnings,
         cmd=cmd,
         elapsed_s=round(time.time() - started, 1),
     )
