@@ -72,12 +72,69 @@ def normalize_model(model=None):
     merged["ib_sl"] = _int_in(merged, "ib_sl", 0, 15)
     merged["ib_max_vls"] = _int_in(merged, "ib_max_vls", 1, 15)
     merged["ib_high_limit"] = _int_in(merged, "ib_high_limit", 0, 255)
+    max_vls = merged["ib_max_vls"]
+    for key in ("ib_vlarb_high", "ib_vlarb_low"):
+        parse_vlarb(merged[key], key)
+    sl2vl = parse_sl2vl(merged["ib_sl2vl"])
+    if merged["mode"] == "infiniband":
+        data_vls = sorted(set(sl2vl))
+        too_high = [vl for vl in data_vls if vl >= max_vls]
+        if too_high:
+            raise QosModelError(
+                "ibtune_qos.ib_sl2vl sends SLs to VL %s, but ib_max_vls=%d allows only VL 0..%d: "
+                "raise ib_max_vls or change the table." % (",".join(str(v) for v in too_high), max_vls, max_vls - 1)
+            )
     if merged["mode"] == "roce_lossless" and merged["roce_priority"] == merged["cnp_priority"]:
         raise QosModelError(
             "ibtune_qos.cnp_priority=%d equals roce_priority: CNPs must travel on their own (strict) priority."
             % merged["cnp_priority"]
         )
     return merged
+
+
+def parse_vlarb(text, key="ib_vlarb"):
+    """OpenSM VL arbitration list "VL:weight,..." -> [(vl, weight)]; weights 0..255 (64-byte units)."""
+    if not isinstance(text, str) or not text.strip():
+        raise QosModelError("ibtune_qos.%s=%r must be a list like '0:64,1:64' (VL:weight)." % (key, text))
+    entries = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        try:
+            vl, weight = int(parts[0]), int(parts[1])
+        except (IndexError, ValueError):
+            raise QosModelError(
+                "ibtune_qos.%s=%r has a bad entry %r: write VL:weight pairs like '0:64,1:64'." % (key, text, item)
+            )
+        if len(parts) != 2 or not 0 <= vl <= 14 or not 0 <= weight <= 255:
+            raise QosModelError(
+                "ibtune_qos.%s=%r has a bad entry %r: VL is 0..14 and weight 0..255." % (key, text, item)
+            )
+        entries.append((vl, weight))
+    if len(entries) > 64:
+        raise QosModelError("ibtune_qos.%s has %d entries: OpenSM takes at most 64." % (key, len(entries)))
+    return entries
+
+
+def parse_sl2vl(text):
+    """OpenSM SL-to-VL table "v0,v1,...,v15" -> list of 16 VLs."""
+    try:
+        vls = [int(x) for x in str(text).split(",")]
+    except ValueError:
+        raise QosModelError("ibtune_qos.ib_sl2vl=%r must be 16 comma-separated VLs (one per SL 0..15)." % (text,))
+    if len(vls) != 16 or any(not 0 <= vl <= 14 for vl in vls):
+        raise QosModelError("ibtune_qos.ib_sl2vl=%r must be 16 comma-separated VLs 0..14 (one per SL 0..15)." % (text,))
+    return vls
+
+
+def vl_weights(model):
+    """{vl: (high_weight, low_weight)} summed over the arbitration tables of a normalized model."""
+    weights = {}
+    for index, key in enumerate(("ib_vlarb_high", "ib_vlarb_low")):
+        for vl, weight in parse_vlarb(model[key], key):
+            high_low = list(weights.get(vl, (0, 0)))
+            high_low[index] += weight
+            weights[vl] = tuple(high_low)
+    return weights
 
 
 def nccl_tc(dscp, ecn="ect0"):
@@ -110,3 +167,160 @@ def nccl_qos_env(model):
     if model["mode"] == "infiniband":
         return {"NCCL_IB_SL": str(model["ib_sl"])}
     return {}
+
+
+def _pfc_list(value):
+    """A PFC vector as 8 ints from a list or "0,0,0,1,0,0,0,0"; None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [x for x in value.replace(" ", ",").split(",") if x != ""]
+    return [int(x) for x in value]
+
+
+def _dscp_map(value):
+    """dscp2prio with int keys (JSON turns them into strings)."""
+    return {int(k): int(v) for k, v in (value or {}).items()}
+
+
+def _parse_env_int(env, name, low, high, errors):
+    raw = env.get(name)
+    if raw is None or str(raw).strip() == "":
+        return None
+    try:
+        value = int(str(raw).strip(), 0)
+    except ValueError:
+        errors.append("%s=%r is not an integer: NCCL would ignore it; set it to %d..%d." % (name, raw, low, high))
+        return None
+    if not low <= value <= high:
+        errors.append("%s=%d is out of range: use %d..%d." % (name, value, low, high))
+        return None
+    return value
+
+
+def _check_state(model, state, where, errors, warnings):
+    """Compare one device's (host NIC or switch) DSCP/PFC state with the model."""
+    dscp, prio = model["roce_dscp"], model["roce_priority"]
+    trust = state.get("trust")
+    if trust is not None and trust not in ("dscp", "l3", "both"):
+        errors.append(
+            "%s trusts %s, but the lossless class is chosen by DSCP %d: set trust dscp "
+            "(mlnx_qos -i <netdev> --trust dscp on hosts, trust l3 or both on switches)." % (where, trust, dscp)
+        )
+    pfc = _pfc_list(state.get("pfc"))
+    if pfc is not None:
+        enabled = [p for p, on in enumerate(pfc) if on]
+        if prio not in enabled:
+            errors.append(
+                "%s has no PFC on priority %d (PFC vector %s), but lossless traffic is DSCP %d on priority %d: "
+                "enable PFC on priority %d." % (where, prio, ",".join(str(x) for x in pfc), dscp, prio, prio)
+            )
+        extra = [p for p in enabled if p != prio]
+        if extra:
+            errors.append(
+                "%s has PFC on priorities %s, but only priority %d is meant to be lossless: PFC on other "
+                "priorities spreads pause storms; disable it there (PFC vector %s)."
+                % (
+                    where,
+                    ",".join(str(p) for p in enabled),
+                    prio,
+                    ",".join("1" if p == prio else "0" for p in range(8)),
+                )
+            )
+    mapping = _dscp_map(state.get("dscp2prio"))
+    if mapping:
+        got = mapping.get(dscp)
+        if got is None:
+            warnings.append("%s lists no priority for DSCP %d in its DSCP map." % (where, dscp))
+        elif got != prio:
+            errors.append(
+                "%s maps DSCP %d to priority %d, but lossless traffic is DSCP %d on priority %d."
+                % (where, dscp, got, dscp, prio)
+            )
+        cnp = mapping.get(model["cnp_dscp"])
+        if cnp is not None and cnp != model["cnp_priority"]:
+            warnings.append(
+                "%s maps CNP DSCP %d to priority %d, but the model sends CNPs on priority %d."
+                % (where, model["cnp_dscp"], cnp, model["cnp_priority"])
+            )
+
+
+def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
+    """Find where NCCL, the hosts and the switches disagree with the QoS model.
+
+    host_state / switch_state: {trust, pfc (8 ints or "0,0,0,1,..."), dscp2prio {dscp: prio},
+    traffic_class (host global override, optional)} as roce_qos or mlnx_qos parsing return them.
+    Returns {"errors": [...], "warnings": [...], "expected": {...}}; every message names both sides.
+    """
+    model = normalize_model(model)
+    env = {str(k): v for k, v in (nccl_env or {}).items()}
+    errors, warnings = [], []
+    expected = nccl_qos_env(model)
+    mode = model["mode"]
+    if mode == "roce_lossless":
+        dscp, prio = model["roce_dscp"], model["roce_priority"]
+        want_tc = nccl_tc(dscp, model["ecn"])
+        tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors)
+        host_tc = (host_state or {}).get("traffic_class")
+        if tc is None and "NCCL_IB_TC" not in env:
+            if host_tc is not None and int(host_tc) == want_tc:
+                warnings.append(
+                    "NCCL_IB_TC is not set; the host's global traffic class %d marks DSCP %d, so NCCL's traffic "
+                    "is lossless, but set NCCL_IB_TC=%d to make it explicit." % (want_tc, dscp, want_tc)
+                )
+            else:
+                errors.append(
+                    "NCCL_IB_TC is not set, so NCCL marks DSCP 0, but lossless traffic is DSCP %d on priority %d: "
+                    "set NCCL_IB_TC=%d." % (dscp, prio, want_tc)
+                )
+        elif tc is not None:
+            got_dscp, got_ecn = tc_to_dscp(tc)
+            if got_dscp != dscp:
+                errors.append(
+                    "NCCL_IB_TC=%d marks DSCP %d, but lossless traffic is DSCP %d on priority %d: set NCCL_IB_TC=%d."
+                    % (tc, got_dscp, dscp, prio, want_tc)
+                )
+            elif got_ecn != model["ecn"]:
+                errors.append(
+                    "NCCL_IB_TC=%d carries ECN bits %s, but the model's ECN marking is %s: set NCCL_IB_TC=%d."
+                    % (tc, got_ecn, model["ecn"], want_tc)
+                )
+        if host_state:
+            _check_state(model, host_state, "the host", errors, warnings)
+            if host_tc is not None and int(host_tc) != want_tc:
+                got_dscp, _ecn = tc_to_dscp(int(host_tc))
+                errors.append(
+                    "the host's global traffic class is %d (DSCP %d), but lossless traffic is DSCP %d on priority %d: "
+                    "write %d to tc/1/traffic_class or unset it." % (int(host_tc), got_dscp, dscp, prio, want_tc)
+                )
+        if switch_state:
+            _check_state(model, switch_state, "the switch", errors, warnings)
+        if env.get("NCCL_IB_SL") not in (None, ""):
+            warnings.append(
+                "NCCL_IB_SL=%s is set on a RoCE fabric, where it does not choose the priority." % env["NCCL_IB_SL"]
+            )
+    elif mode == "infiniband":
+        sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors)
+        if sl is None and not str(env.get("NCCL_IB_SL") or "").strip():
+            sl = 0  # NCCL's default service level
+        if sl is not None:
+            sl2vl = parse_sl2vl(model["ib_sl2vl"])
+            vl = sl2vl[sl]
+            weights = vl_weights(model)
+            shown = "NCCL_IB_SL=%d" % sl if "NCCL_IB_SL" in env else "NCCL_IB_SL unset (SL 0)"
+            # normalize_model already refused tables that send an SL past ib_max_vls.
+            if sum(weights.get(vl, (0, 0))) == 0:
+                errors.append(
+                    "%s maps to VL %d, which has weight 0 in qos_vlarb_high and qos_vlarb_low: "
+                    "the VL is never scheduled; give VL %d a weight." % (shown, vl, vl)
+                )
+            if sl != model["ib_sl"]:
+                errors.append(
+                    "%s, but the QoS model puts NCCL on SL %d: set NCCL_IB_SL=%d."
+                    % (shown, model["ib_sl"], model["ib_sl"])
+                )
+        if env.get("NCCL_IB_TC") not in (None, ""):
+            warnings.append(
+                "NCCL_IB_TC=%s is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL." % env["NCCL_IB_TC"]
+            )
+    return {"errors": errors, "warnings": warnings, "expected": expected, "mode": mode}

@@ -1,0 +1,187 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: qos_check
+short_description: Check that NCCL, the hosts and the switches agree with the fabric QoS model
+version_added: 0.1.0
+description:
+  - Compares NCCL's QoS variables, and optionally a host's and a switch's QoS state, with the collection's QoS
+    model (C(ibtune_qos)) and fails naming both sides when they disagree, for example
+    C(NCCL_IB_TC=41 marks DSCP 10, but lossless traffic is DSCP 26 on priority 3).
+  - RoCE (mode C(roce_lossless)) errors - NCCL_IB_TC's DSCP is not the lossless DSCP, or its ECN bits are not the
+    model's; NCCL_IB_TC unset (NCCL marks DSCP 0) unless the host's global traffic class already marks the
+    lossless DSCP; the lossless priority has no PFC; PFC on more priorities than the lossless one; the lossless
+    DSCP maps to another priority; trust is not DSCP.
+  - InfiniBand (mode C(infiniband)) errors - NCCL_IB_SL (default 0) maps through C(ib_sl2vl) to a VL above
+    C(ib_max_vls), or to a VL with weight 0 in both arbitration tables, or differs from the model's C(ib_sl).
+  - The host state can be read here from C(mlnx_qos -i <netdev>) (O(netdev)), or passed in O(host_state),
+    e.g. C(current.<netdev>) of M(ibtune.fabric.roce_qos).
+options:
+  qos:
+    description: The QoS model (C(ibtune_qos)); missing keys take the collection defaults.
+    type: dict
+    default: {}
+  nccl_env:
+    description:
+      - NCCL's environment as a dict (C(NCCL_IB_TC), C(NCCL_IB_SL)...), e.g. what the C(nccl_env) role writes to
+        C(/etc/nccl.conf). Values may be strings or integers.
+    type: dict
+    default: {}
+  host_state:
+    description:
+      - A host NIC's QoS state - C(trust), C(pfc) (8 values or C(0,0,0,1,0,0,0,0)), C(dscp2prio) (DSCP to
+        priority), C(traffic_class) (global traffic class, optional).
+    type: dict
+  netdev:
+    description:
+      - Read the host state from C(mlnx_qos -i <netdev>) on the target instead of O(host_state).
+    type: str
+  executable:
+    description: The C(mlnx_qos) command used with O(netdev).
+    type: str
+    default: mlnx_qos
+  switch_state:
+    description:
+      - A switch's QoS state in the same shape as O(host_state) (C(trust) may be C(l3) or C(both) as NVUE names
+        it).
+    type: dict
+  fail_on_error:
+    description: Fail the task when there are errors (they are returned either way).
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ibtune.fabric.attributes
+  - ibtune.fabric.attributes.READ_ONLY
+author:
+  - ibtune.fabric contributors
+"""
+
+EXAMPLES = r"""
+- name: Check NCCL's QoS variables against the model
+  ibtune.fabric.qos_check:
+    qos: "{{ ibtune_qos | default({}) }}"
+    nccl_env:
+      NCCL_IB_TC: 106
+
+- name: Check NCCL and the host NIC (read with mlnx_qos)
+  ibtune.fabric.qos_check:
+    qos: "{{ ibtune_qos | default({}) }}"
+    nccl_env: "{{ nccl_env_vars }}"
+    netdev: ens1f0np0
+
+- name: Report without failing
+  ibtune.fabric.qos_check:
+    qos: {mode: infiniband, ib_sl: 0}
+    nccl_env: {NCCL_IB_SL: 3}
+    fail_on_error: false
+  register: __qos
+"""
+
+RETURN = r"""
+errors:
+  description: Disagreements that break lossless delivery; each names both sides and the fix.
+  returned: always
+  type: list
+  elements: str
+  sample: ["NCCL_IB_TC=41 marks DSCP 10, but lossless traffic is DSCP 26 on priority 3: set NCCL_IB_TC=106."]
+warnings:
+  description: Things worth a look that do not break QoS by themselves.
+  returned: always
+  type: list
+  elements: str
+  sample: ["NCCL_IB_TC=106 is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL."]
+expected:
+  description: The NCCL variables the model implies.
+  returned: always
+  type: dict
+  sample: {NCCL_IB_TC: "106"}
+mode:
+  description: The model's mode.
+  returned: always
+  type: str
+  sample: roce_lossless
+host_state:
+  description: The host state that was checked (read from mlnx_qos when O(netdev) is given).
+  returned: when host state was given or read
+  type: dict
+  sample: {trust: dscp, pfc: [0, 0, 0, 1, 0, 0, 0, 0], dscp2prio: {"26": 3}}
+msg:
+  description: One-line summary (the first error when there is one).
+  returned: always
+  type: str
+  sample: "QoS layers agree (roce_lossless)"
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils.mlnx_qos import MlnxQosParseError, parse_mlnx_qos
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos import QosModelError, check_layers
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            qos=dict(type="dict", default={}),
+            nccl_env=dict(type="dict", default={}),
+            host_state=dict(type="dict"),
+            netdev=dict(type="str"),
+            executable=dict(type="str", default="mlnx_qos"),
+            switch_state=dict(type="dict"),
+            fail_on_error=dict(type="bool", default=True),
+        ),
+        mutually_exclusive=[("host_state", "netdev")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    host_state = params["host_state"]
+    if params["netdev"]:
+        executable = params["executable"]
+        if "/" not in executable:
+            executable = module.get_bin_path(executable) or executable
+        rc, out, err = module.run_command([executable, "-i", params["netdev"]])
+        if rc != 0:
+            module.fail_json(
+                msg="%s -i %s failed (rc %d): %s; pass host_state instead or install mlnx-tools."
+                % (executable, params["netdev"], rc, (err or out).strip()[:300])
+            )
+        try:
+            parsed = parse_mlnx_qos(out)
+        except MlnxQosParseError as exc:
+            module.fail_json(msg="cannot read %s -i %s: %s" % (executable, params["netdev"], exc))
+        host_state = {
+            "trust": parsed["trust"],
+            "pfc": parsed["pfc"],
+            "dscp2prio": {str(k): v for k, v in parsed["dscp2prio"].items()},
+        }
+    try:
+        report = check_layers(params["qos"], params["nccl_env"], host_state, params["switch_state"])
+    except QosModelError as exc:
+        module.fail_json(msg=str(exc))
+    result = dict(changed=False, **report)
+    if host_state is not None:
+        result["host_state"] = host_state
+    if report["errors"]:
+        result["msg"] = (
+            report["errors"][0]
+            if len(report["errors"]) == 1
+            else ("%d QoS errors; first: %s" % (len(report["errors"]), report["errors"][0]))
+        )
+        if params["fail_on_error"]:
+            module.fail_json(**result)
+    else:
+        result["msg"] = "QoS layers agree (%s)%s" % (
+            report["mode"],
+            ", %d warning(s)" % len(report["warnings"]) if report["warnings"] else "",
+        )
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
