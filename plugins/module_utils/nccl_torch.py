@@ -165,8 +165,15 @@ def worker(rank, world, cfg, port):
 
 def main():
     cfg = json.loads(sys.argv[1])
-    import torch
-    import torch.multiprocessing as mp
+    try:
+        import torch
+        import torch.multiprocessing as mp
+    except ImportError as exc:
+        sys.stderr.write(
+            "ibtune-nccl-torch: %s cannot import torch (%s): set python_executable to the Python that has torch\n"
+            % (sys.executable, exc)
+        )
+        sys.exit(3)
 
     available = torch.cuda.device_count()
     world = cfg.get("nproc") or available
