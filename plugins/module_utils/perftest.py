@@ -421,7 +421,7 @@ WC_STATUS = {
 
 _HINTS = {
     "no_device": (
-        "perftest sees no RDMA device: check `ibstat` / `ibv_devices` on this host, that the driver "
+        "check `ibstat` / `ibv_devices` on this host, that the driver "
         "(e.g. mlx5_ib) is loaded, that `device` names an existing device, and in a container that "
         "/dev/infiniband is passed through"
     ),
@@ -434,24 +434,24 @@ _HINTS = {
         "stop that process (`ss -ltnp`)"
     ),
     "modify_qp_rtr": (
-        "the QP could not reach RTR: on RoCE pass the RoCE v2 GID index of an IPv4 address "
+        "on RoCE pass the RoCE v2 GID index of an IPv4 address "
         "(gid_index, see ib_facts roce_v2_ipv4_gid_index or `show_gids`); check that the port is ACTIVE "
         "and that both sides use the same MTU and link layer"
     ),
     "mr_alloc": (
-        "memory registration failed: raise the locked-memory limit (`ulimit -l unlimited`, "
+        "raise the locked-memory limit (`ulimit -l unlimited`, "
         "LimitMEMLOCK=infinity, /etc/security/limits.d) and, with use_cuda, load nvidia-peermem or use a "
         "dma-buf capable driver"
     ),
     "completion_error": (
-        "a work completion failed: check both ports' error counters (ib_counters) and the cable/switch "
+        "check both ports' error counters (ib_counters) and the cable/switch "
         "port; status 12 (retry exceeded) points at the link or a dead peer, status 4 (local protection) "
         "with use_cuda at GPUDirect memory registration"
     ),
-    "crash": "perftest crashed: rerun by hand to see the backtrace and check the perftest build and driver",
-    "bw_limit": "perftest's own --limit_bw check failed (extra_args): the link is slower than that limit",
-    "timeout": ("make sure the client side runs within timeout (the server serves one client), or raise timeout"),
-    "unknown": "read stdout/stderr of the run; perftest printed no result table",
+    "crash": "rerun by hand to see the backtrace and check the perftest build and driver",
+    "bw_limit": "the link is slower than the --limit_bw given in extra_args",
+    "timeout": "make sure the client side runs within timeout (the server serves one client), or raise timeout",
+    "unknown": "read the stdout and stderr returned by the task",
 }
 
 _FAILURE_PATTERNS = [

@@ -1,0 +1,715 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: perftest_bw
+short_description: Run one side of a perftest bandwidth test (ib_write_bw, ib_read_bw, ib_send_bw) and gate it
+version_added: 0.1.0
+description:
+  - Runs the server or the client side of C(ib_write_bw), C(ib_read_bw) or C(ib_send_bw) from perftest
+    with an argument list (never a shell string), parses the report and returns the bandwidth in Gb/s
+    (10^9 bit/s; perftest's C(MB/sec) and C(MiB/sec) are 2^20 bytes per second and are converted).
+  - The client retries the connection until O(connect_timeout), because perftest itself tries once and
+    exits with C(Couldn't connect). The server waits for one client up to O(timeout) and is then killed.
+  - perftest runs in its own session and process group. On a timeout, on a signal to the module and on any
+    error of the module itself the whole group is stopped (SIGTERM, then SIGKILL after 2 s) and reaped; the
+    child also gets C(PR_SET_PDEATHSIG) so that it dies with the module even when the module is SIGKILLed.
+    No perftest process outlives the module.
+  - Known failures (no RDMA device, cannot connect, TCP port busy, QP cannot reach RTR, memory registration,
+    completion with error, crash, perftest's own BW limit, timeout) fail the task with one sentence that
+    names the host-side facts and says what to check.
+  - Gate, only when O(min_gbps) or O(min_link_fraction) is given. The threshold is
+    C(max(min_gbps, min_link_fraction x port rate x (2 if bidirectional))), the port rate is read from
+    C(<sysfs_root>/class/infiniband/<device>/ports/<ib_port>/rate). The BW average is gated, since perftest
+    does not measure the peak with C(-D).
+  - The task never reports C(changed): a measurement does not change the host.
+extends_documentation_fragment:
+  - ibtune.fabric.sysfs
+  - ibtune.fabric.attributes
+options:
+  role:
+    description:
+      - C(server) waits for one client (start it first, e.g. with C(async)); C(client) connects to O(server).
+    type: str
+    required: true
+    choices: [server, client]
+  server:
+    description: Address (name or IP) of the host running the server side. Required when O(role=client).
+    type: str
+  device:
+    description: RDMA device to use (perftest C(-d)), e.g. C(mlx5_0).
+    type: str
+    required: true
+  ib_port:
+    description: Port of O(device) (perftest C(-i)).
+    type: int
+    default: 1
+  gid_index:
+    description:
+      - GID index (perftest C(-x)), needed on RoCE when perftest's automatic choice is wrong. Use
+        C(ib_facts)' C(roce_v2_ipv4_gid_index). Left out when unset.
+    type: int
+  tcp_port:
+    description:
+      - TCP port of perftest's out-of-band connection (perftest C(-p)); both sides must use the same one, and
+        parallel tests on one host need distinct ports.
+    type: int
+    default: 18515
+  qps:
+    description: Number of queue pairs (perftest C(-q)).
+    type: int
+    default: 1
+  size:
+    description:
+      - Message size in bytes (perftest C(-s)), or C(all) for every size from 2 bytes to 8 MiB (perftest C(-a));
+        the largest size is the headline result and every size is returned in RV(rows).
+    type: str
+    default: "65536"
+  duration:
+    description:
+      - Run for this many seconds (perftest C(-D)) instead of a fixed iteration count. perftest does not
+        measure the peak bandwidth then (it prints 0).
+    type: int
+  bidirectional:
+    description: Measure both directions at once (perftest C(-b)); the link-rate gate doubles.
+    type: bool
+    default: false
+  use_cuda:
+    description:
+      - Use the memory of this CUDA GPU (perftest C(--use_cuda=<n>)) to measure GPUDirect RDMA. Needs a
+        perftest built with CUDA and nvidia-peermem or dma-buf.
+    type: int
+  test:
+    description: Which perftest tool to run, C(ib_<test>_bw).
+    type: str
+    default: write
+    choices: [write, read, send]
+  timeout:
+    description:
+      - Seconds one perftest run may take before it is killed. For the server this includes the wait for the
+        client, so make it cover the time until the client starts plus the test.
+    type: float
+    default: 120
+  connect_timeout:
+    description:
+      - Client only. Seconds during which a refused connection (server not yet listening) is retried, about
+        every 0.5 s.
+    type: float
+    default: 30
+  min_gbps:
+    description: Fail when the average bandwidth is below this many Gb/s.
+    type: float
+  min_link_fraction:
+    description:
+      - Fail when the average bandwidth is below this fraction of the port rate read from sysfs (x2 when
+        O(bidirectional)). For example C(0.9) on a 400 Gb/s NDR port requires 360 Gb/s.
+      - The task fails before running when the port rate cannot be read and O(min_gbps) is not given.
+    type: float
+  executable:
+    description:
+      - The perftest program to run, a path or a name looked up on C(PATH). Defaults to C(ib_<test>_bw)
+        on C(PATH); a lab can point it at a simulator.
+    type: str
+  extra_args:
+    description: More perftest arguments, appended as separate list items before the server address.
+    type: list
+    elements: str
+    default: []
+  report_gbits:
+    description:
+      - Pass C(--report_gbits) so perftest prints Gb/s. Results are returned in Gb/s either way.
+    type: bool
+    default: true
+  out_json:
+    description:
+      - Also pass C(--out_json --out_json_file=<temporary file>) (perftest 24.01+ writes valid JSON) and
+        take the headline result from that file. With O(size=all) the file holds only the largest size;
+        RV(rows) still come from the console table.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    details: In check mode perftest is not run; RV(cmd) shows what would run.
+  diff_mode:
+    support: none
+notes:
+  - Start the server side first (for example with C(async) and C(poll=0)), then the client; the client's
+    retry makes the order of the two starts uncritical within O(connect_timeout).
+  - Since perftest 26.01 both sides must agree on symmetric options (size, qps, duration, bidirectional...);
+    pass the same values to both.
+seealso:
+  - module: ibtune.fabric.ib_facts
+  - module: ibtune.fabric.ib_counters
+author:
+  - ibtune.fabric contributors
+"""
+
+EXAMPLES = r"""
+- name: Start the server side on node1 (returns when the client has finished)
+  ibtune.fabric.perftest_bw:
+    role: server
+    device: mlx5_0
+    tcp_port: 18515
+    duration: 10
+    timeout: 90
+  async: 120
+  poll: 0
+  register: server_job
+
+- name: Run the client on node2 and require 90% of the port rate
+  ibtune.fabric.perftest_bw:
+    role: client
+    server: node1
+    device: mlx5_0
+    tcp_port: 18515
+    duration: 10
+    min_link_fraction: 0.9
+  register: bw
+
+- name: RoCE with an explicit GID index, all message sizes, JSON report
+  ibtune.fabric.perftest_bw:
+    role: client
+    server: 10.0.0.2
+    device: mlx5_1
+    gid_index: 3
+    size: all
+    out_json: true
+    min_gbps: 180
+
+- name: GPUDirect RDMA from GPU 0, bidirectional
+  ibtune.fabric.perftest_bw:
+    role: client
+    server: node1
+    device: mlx5_0
+    use_cuda: 0
+    bidirectional: true
+    min_link_fraction: 0.85
+"""
+
+RETURN = r"""
+bw_avg_gbps:
+  description: Average bandwidth in Gb/s (10^9 bit/s) at the largest message size; what the gate checks.
+  returned: when perftest printed a result
+  type: float
+  sample: 371.419377
+bw_peak_gbps:
+  description: Peak bandwidth in Gb/s at the largest message size; 0 when perftest did not measure it (C(-D)).
+  returned: when perftest printed a result
+  type: float
+  sample: 371.835451
+msg_rate_mpps:
+  description: Message rate in millions of messages per second (null on old perftest without MsgRate).
+  returned: when perftest printed a result
+  type: float
+  sample: 0.708426
+msg_size:
+  description: Message size in bytes of the headline result (the largest size with O(size=all)).
+  returned: when perftest printed a result
+  type: int
+  sample: 65536
+iterations:
+  description: Iterations perftest ran at that size.
+  returned: when perftest printed a result
+  type: int
+  sample: 5000
+rows:
+  description: Every row of the result table (one per message size), bandwidths in Gb/s.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {msg_size: 65536, iterations: 5000, bw_peak_gbps: 371.835451, bw_avg_gbps: 371.419377, msg_rate_mpps: 0.708426}
+link_type:
+  description: Link type perftest reported (C(IB) or C(Ethernet)).
+  returned: when perftest printed its header
+  type: str
+  sample: Ethernet
+link_rate_gbps:
+  description: Port rate in Gb/s read from sysfs (null when unreadable).
+  returned: always
+  type: float
+  sample: 400.0
+threshold_gbps:
+  description: The gate threshold in Gb/s; null when no gate was given.
+  returned: always
+  type: float
+  sample: 360.0
+threshold_basis:
+  description: What the threshold is made of.
+  returned: always
+  type: str
+  sample: 0.9 x 400 Gb/s port rate
+passed:
+  description: True when the run succeeded and met the threshold (or there is no threshold); null in check mode.
+  returned: always
+  type: bool
+  sample: true
+failure:
+  description:
+    - Null on success; else C(kind) (no_device, connect, port_busy, modify_qp_rtr, mr_alloc,
+      completion_error, crash, bw_limit, timeout, json, unknown, below_threshold), C(message) and C(hint).
+  returned: always
+  type: dict
+  sample: {kind: no_device, message: "perftest found no RDMA device (Did not detect devices)", hint: "check ibstat"}
+warnings_seen:
+  description: Warning lines perftest printed (CPU frequency, BW peak not measured, device limitations).
+  returned: always
+  type: list
+  elements: str
+  sample: ["WARNING: BW peak won't be measured in this run."]
+cmd:
+  description: The argument vector that was (or in check mode would be) run.
+  returned: always
+  type: list
+  elements: str
+  sample: [ib_write_bw, -d, mlx5_0, -i, "1", -q, "1", -s, "65536", -p, "18515", --report_gbits, -F, node1]
+stdout:
+  description: perftest's standard output of the last attempt.
+  returned: always
+  type: str
+  sample: " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n..."
+stderr:
+  description: perftest's standard error of the last attempt.
+  returned: always
+  type: str
+  sample: ""
+rc:
+  description: Exit status of the last attempt (negative = killed by that signal); null in check mode.
+  returned: always
+  type: int
+  sample: 0
+attempts:
+  description: How many times perftest was started (client retries while the connection is refused).
+  returned: always
+  type: int
+  sample: 1
+elapsed_s:
+  description: Wall time of all attempts in seconds.
+  returned: always
+  type: float
+  sample: 12.41
+msg:
+  description: One-line summary.
+  returned: always
+  type: str
+  sample: "ib_write_bw mlx5_0:1 -> node1: 371.4 Gb/s average at 65536 B"
+"""
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
+
+RETRY_SLEEP_S = 0.5
+KILL_GRACE_S = 2.0
+
+
+class _Interrupted(Exception):
+    def __init__(self, signum):
+        super(_Interrupted, self).__init__(signum)
+        self.signum = signum
+
+
+def _die_with_parent(parent_pid):
+    """Child side, before exec: get SIGKILL when the module dies, even by SIGKILL (Linux prctl)."""
+
+    def setup():
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001 - not Linux or no libc: the group kill still applies
+            return
+        if os.getppid() != parent_pid:  # the module already died between fork and prctl
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return setup
+
+
+def group_members(pgid):
+    """Live (non-zombie) processes whose process group is pgid, from /proc."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as handle:
+                stat = handle.read().decode("ascii", "replace")
+        except (IOError, OSError):
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != "Z" and fields[2] == str(pgid):
+            members.append(int(entry))
+    return members
+
+
+def _signal_group(pgid, signum):
+    try:
+        os.killpg(pgid, signum)
+    except OSError:
+        pass
+
+
+def kill_process_group(proc, grace=KILL_GRACE_S):
+    """SIGTERM the process group led by proc, SIGKILL what is left after grace seconds, reap the leader.
+
+    The leader is reaped last: until then its pid cannot be reused, so the group id stays ours.
+    """
+    pgid = proc.pid
+    if proc.poll() is None or group_members(pgid):
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and group_members(pgid):
+            time.sleep(0.05)
+        if group_members(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and group_members(pgid):
+                time.sleep(0.05)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+        pass
+
+
+def _tcp_established(port):
+    """True when a TCP connection with local port `port` is ESTABLISHED (a client reached the server)."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as handle:
+                lines = handle.readlines()[1:]
+        except (IOError, OSError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "01":
+                try:
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        return True
+                except (IndexError, ValueError):
+                    continue
+    return False
+
+
+def run_once(argv, timeout, tcp_port=None):
+    """Run perftest once in its own process group; never leaves a process behind."""
+    result = {"stdout": "", "stderr": "", "rc": None, "timed_out": False, "connected": False}
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        # The module is single-threaded, so preexec_fn is safe here; it sets PR_SET_PDEATHSIG.
+        preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509
+        close_fds=True,
+    )
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            result["timed_out"] = True
+            result["connected"] = bool(tcp_port) and _tcp_established(tcp_port)
+            kill_process_group(proc)
+            out, err = proc.communicate()
+        result["stdout"] = out.decode("utf-8", "replace")
+        result["stderr"] = err.decode("utf-8", "replace")
+        result["rc"] = proc.returncode
+    finally:
+        # Also on our own exceptions (and _Interrupted from a signal): the group goes with us.
+        kill_process_group(proc)
+    return result
+
+
+def _on_signal(signum, frame):
+    raise _Interrupted(signum)
+
+
+def _where(params, exe_name):
+    side = "%s %s:%s" % (exe_name, params["device"], params["ib_port"])
+    if params["role"] == "client":
+        return "%s -> %s" % (side, params["server"])
+    return "%s (server on TCP port %s)" % (side, params["tcp_port"])
+
+
+def _resolve_executable(module, params):
+    exe = params["executable"] or perftest.default_executable(params["test"])
+    if os.sep in exe:
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe
+        module.fail_json(msg="executable %s is not an executable file: install perftest or fix executable." % exe)
+    found = module.get_bin_path(exe)
+    if not found:
+        module.fail_json(
+            msg="%s is not on PATH: install perftest (ibtune.fabric.rdma_stack does) or set executable." % exe,
+            cmd=[exe],
+        )
+    return found
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            role=dict(type="str", required=True, choices=["server", "client"]),
+            server=dict(type="str"),
+            device=dict(type="str", required=True),
+            ib_port=dict(type="int", default=1),
+            gid_index=dict(type="int"),
+            tcp_port=dict(type="int", default=perftest.DEFAULT_TCP_PORT),
+            qps=dict(type="int", default=1),
+            size=dict(type="str", default="65536"),
+            duration=dict(type="int"),
+            bidirectional=dict(type="bool", default=False),
+            use_cuda=dict(type="int"),
+            test=dict(type="str", default="write", choices=list(perftest.TESTS)),
+            timeout=dict(type="float", default=120),
+            connect_timeout=dict(type="float", default=30),
+            min_gbps=dict(type="float"),
+            min_link_fraction=dict(type="float"),
+            executable=dict(type="str"),
+            extra_args=dict(type="list", elements="str", default=[]),
+            sysfs_root=dict(type="path", default="/sys"),
+            report_gbits=dict(type="bool", default=True),
+            out_json=dict(type="bool", default=False),
+        ),
+        required_if=[("role", "client", ("server",))],
+        supports_check_mode=True,
+    )
+    params = module.params
+    problems = perftest.validate_params(params)
+    if params["timeout"] <= 0:
+        problems.append("timeout=%s must be positive" % params["timeout"])
+    if problems:
+        module.fail_json(msg="perftest_bw: " + "; ".join(problems) + ".")
+
+    exe_name = perftest.default_executable(params["test"])
+    where = _where(params, exe_name)
+    link_rate = read_port_rate_gbps(params["sysfs_root"], params["device"], params["ib_port"])
+    verdict = perftest.gate(None, params["min_gbps"], params["min_link_fraction"], link_rate, params["bidirectional"])
+    warnings_seen = []
+    if verdict["error"]:
+        rate_path = os.path.join(
+            params["sysfs_root"], "class", "infiniband", params["device"], "ports", str(params["ib_port"]), "rate"
+        )
+        if params["min_gbps"] is None:
+            module.fail_json(
+                msg="%s: min_link_fraction=%s needs the port rate, but %s is missing or unreadable: check device "
+                "and ib_port (ib_facts) or sysfs_root, or gate with min_gbps."
+                % (where, params["min_link_fraction"], rate_path),
+                link_rate_gbps=None,
+                passed=False,
+            )
+        warnings_seen.append("port rate unknown (%s): gated on min_gbps only" % rate_path)
+
+    result = dict(
+        changed=False,
+        bw_avg_gbps=None,
+        bw_peak_gbps=None,
+        msg_rate_mpps=None,
+        msg_size=None,
+        iterations=None,
+        rows=[],
+        link_type=None,
+        link_rate_gbps=link_rate,
+        threshold_gbps=verdict["threshold_gbps"],
+        threshold_basis=verdict["basis"],
+        passed=None,
+        failure=None,
+        warnings_seen=warnings_seen,
+        cmd=[],
+        stdout="",
+        stderr="",
+        rc=None,
+        attempts=0,
+        elapsed_s=0.0,
+    )
+
+    json_dir = tempfile.mkdtemp(prefix="perftest_bw-") if params["out_json"] and not module.check_mode else None
+    json_file = os.path.join(json_dir, "perftest.json") if json_dir else None
+    try:
+        if module.check_mode:
+            result["cmd"] = perftest.build_argv(dict(params, executable=params["executable"] or exe_name), "<tmp>")
+            result["msg"] = "check mode: perftest not run; would run: %s" % " ".join(
+                shlex.quote(a) for a in result["cmd"]
+            )
+            module.exit_json(**result)
+        exe = _resolve_executable(module, params)
+        argv = perftest.build_argv(dict(params, executable=exe), json_file)
+        result["cmd"] = argv
+        _run(module, params, argv, json_file, where, result)
+    finally:
+        if json_dir:
+            for name in os.listdir(json_dir):
+                os.unlink(os.path.join(json_dir, name))
+            os.rmdir(json_dir)
+
+
+def _run(module, params, argv, json_file, where, result):  # noqa: PLR0917
+    start = time.monotonic()
+    connect_deadline = start + params["connect_timeout"]
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        previous[signum] = signal.signal(signum, _on_signal)
+    failure = None
+    parsed = perftest.empty_result()
+    try:
+        while True:
+            result["attempts"] += 1
+            if json_file and os.path.exists(json_file):
+                os.unlink(json_file)
+            run = run_once(argv, params["timeout"], params["tcp_port"] if params["role"] == "server" else None)
+            result.update(stdout=run["stdout"], stderr=run["stderr"], rc=run["rc"])
+            parsed = perftest.parse_text(run["stdout"] + "\n" + run["stderr"])
+            if run["timed_out"]:
+                failure = _timeout_failure(params, run, parsed)
+                break
+            failure = perftest.classify_failure(run["stdout"], run["stderr"], run["rc"], parsed)
+            if json_file and run["rc"] == 0 and (failure is None or failure["kind"] == "unknown"):
+                # "no result table" on the console is fine when the JSON file has the result.
+                parsed, failure = _merge_json(parsed, json_file, params)
+            if (
+                params["role"] == "client"
+                and failure
+                and failure["kind"] == "connect"
+                and time.monotonic() + RETRY_SLEEP_S < connect_deadline
+            ):
+                time.sleep(RETRY_SLEEP_S)
+                continue
+            break
+    except _Interrupted as exc:
+        result["elapsed_s"] = round(time.monotonic() - start, 3)
+        result["passed"] = False
+        result["failure"] = {
+            "kind": "interrupted",
+            "message": "the module got signal %d" % exc.signum,
+            "hint": "perftest was stopped; rerun",
+        }
+        module.fail_json(msg="%s: interrupted by signal %d, perftest stopped." % (where, exc.signum), **result)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    result["elapsed_s"] = round(time.monotonic() - start, 3)
+
+    if failure and failure["kind"] == "connect" and result["attempts"] > 1:
+        failure["message"] += " (%d attempts in %.1f s, connect_timeout %s s)" % (
+            result["attempts"],
+            result["elapsed_s"],
+            _num(params["connect_timeout"]),
+        )
+    _fill_measurement(result, parsed)
+    if failure:
+        result["failure"] = failure
+        result["passed"] = False
+        module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
+
+    verdict = perftest.gate(
+        result["bw_avg_gbps"],
+        params["min_gbps"],
+        params["min_link_fraction"],
+        result["link_rate_gbps"],
+        params["bidirectional"],
+    )
+    result["passed"] = bool(verdict["passed"])
+    summary = "%s: %s Gb/s average at %s B" % (
+        where,
+        perftest.format_gbps(result["bw_avg_gbps"]),
+        result["msg_size"],
+    )
+    if verdict["threshold_gbps"] is not None and not verdict["passed"]:
+        message = "%s Gb/s average is below the threshold %s Gb/s (%s)" % (
+            perftest.format_gbps(result["bw_avg_gbps"]),
+            perftest.format_gbps(verdict["threshold_gbps"]),
+            verdict["basis"],
+        )
+        result["failure"] = {
+            "kind": "below_threshold",
+            "message": message,
+            "hint": "check the link's error counters, its rate and PCIe width (ib_facts), and the peer",
+        }
+        module.fail_json(msg="%s: %s" % (where, message), **result)
+    if verdict["threshold_gbps"] is not None:
+        summary += ", threshold %s Gb/s (%s) met" % (perftest.format_gbps(verdict["threshold_gbps"]), verdict["basis"])
+    result["msg"] = summary
+    module.exit_json(**result)
+
+
+def _num(value):
+    return ("%d" % value) if float(value).is_integer() else ("%g" % value)
+
+
+def _timeout_failure(params, run, parsed):
+    limit = _num(params["timeout"])
+    if params["role"] == "server" and not (run["connected"] or parsed["remote_seen"]):
+        message = "no client connected within %s s" % limit
+        hint = "start the client (role=client, same tcp_port) within timeout and check that it reaches this host"
+    else:
+        message = "perftest did not finish within %s s and was killed" % limit
+        hint = "raise timeout above the test duration plus setup, and check the peer side"
+    return {"kind": "timeout", "message": message, "hint": hint}
+
+
+def _merge_json(parsed, json_file, params):
+    unit = parsed["unit"] or ("Gb/sec" if params["report_gbits"] else perftest.DEFAULT_UNIT)
+    try:
+        with open(json_file, "rb") as handle:
+            doc = perftest.parse_json(handle.read(), unit=unit)
+    except (IOError, OSError) as exc:
+        if parsed["rows"]:
+            parsed["warnings"].append("no --out_json file (%s): used the console table" % exc)
+            return parsed, None
+        return parsed, {
+            "kind": "json",
+            "message": "perftest wrote no JSON report (%s)" % exc,
+            "hint": "use perftest 24.01+",
+        }
+    except ValueError as exc:
+        if parsed["rows"]:
+            parsed["warnings"].append("%s: used the console table" % exc)
+            return parsed, None
+        return parsed, {"kind": "json", "message": str(exc), "hint": "use perftest 24.01+ for valid JSON"}
+    merged = dict(parsed)
+    merged["headline"] = doc["headline"]
+    if not parsed["rows"]:
+        merged["rows"] = doc["rows"]
+    for key in ("link_type", "device", "transport", "gid_index", "mtu"):
+        if merged.get(key) is None:
+            merged[key] = doc.get(key)
+    return merged, None
+
+
+def _fill_measurement(result, parsed):
+    result["rows"] = parsed["rows"]
+    result["link_type"] = parsed["link_type"]
+    result["warnings_seen"] = result["warnings_seen"] + parsed["warnings"]
+    head = parsed["headline"]
+    if head:
+        result.update(
+            bw_avg_gbps=head["bw_avg_gbps"],
+            bw_peak_gbps=head["bw_peak_gbps"],
+            msg_rate_mpps=head["msg_rate_mpps"],
+            msg_size=head["msg_size"],
+            iterations=head["iterations"],
+        )
+
+
+if __name__ == "__main__":
+    main()
