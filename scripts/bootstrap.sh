@@ -39,5 +39,18 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
+# ansible-test's sanity tools are pinned by ansible-test itself (requirements/sanity.lock is
+# their union); they get a venv of their own so they never fight ansible-lint's pins.
+# (ansible-test --venv would bootstrap pip from ci-files.testing.ansible.com: unreachable here.)
+svenv="$here/.venv-sanity"
+slock="$here/requirements/sanity.lock"
+sstamp="$svenv/.lock-$(sha256sum "$slock" | cut -c1-16)"
+if [ ! -f "$sstamp" ]; then
+  [ -x "$svenv/bin/python" ] || python3 -m venv "$svenv"
+  "$svenv/bin/pip" install --quiet --upgrade pip==25.3
+  "$svenv/bin/pip" install --quiet --no-deps -r "$slock"
+  touch "$sstamp"
+fi
+
 VENV="$venv" "$here/scripts/collections.sh"
 "$here/scripts/build-images.sh"
