@@ -15,7 +15,8 @@ export IBTUNE_CORPUS ?= $(abspath $(ROOT)/../shared/corpus)
 # Molecule scenarios run by `make test`, in this order (foundation first, the lab last).
 SCENARIOS ?= $(shell $(ROOT)/scripts/list-scenarios.sh)
 
-.PHONY: help bootstrap test lint sanity unit promtool molecule build demo bench clean
+
+.PHONY: docs help bootstrap test lint sanity unit promtool molecule build demo bench clean
 
 help:
 	@echo "make demo   - run the main job on the simulated-fabric lab"
@@ -39,7 +40,13 @@ lint: bootstrap
 	ruff check .
 	ruff format --check plugins tests bench
 	$(BIN)/python scripts/check_argspecs.py
+	$(BIN)/python scripts/argspec_docs.py --check
 	ansible-lint --offline -q
+	@for pb in playbooks/*.yml; do ansible-playbook -i inventories/example --syntax-check $$pb >/dev/null || exit 1; done
+	@echo "syntax-check: playbooks/*.yml with inventories/example OK"
+
+docs: bootstrap
+	$(BIN)/python scripts/argspec_docs.py
 
 sanity: bootstrap
 	@$(ROOT)/scripts/sanity.sh

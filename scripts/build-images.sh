@@ -7,8 +7,9 @@ set -euo pipefail
 mirror="${IBTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 base_pkgs="python3,python3-apt,systemd,systemd-sysv,dbus,iproute2,procps,ca-certificates,sudo,kmod,gnupg"
 # Lab nodes get the real RDMA userland from Debian (the real perftest's "no device"
-# failure is a test case) plus what node_exporter and OpenSM tests need.
-lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils"
+# failure is a test case), OpenSM and node_exporter, so a lab run of tune_ib.yml finds
+# them installed the way a provisioned node would (the roles still manage them).
+lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils,opensm,prometheus-node-exporter"
 
 build() {
   local name="$1" pkgs="$2"
