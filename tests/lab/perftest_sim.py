@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""perftest simulator for the ibtune.fabric lab (ib_write_bw / ib_read_bw / ib_send_bw).
+
+Lab code only: installed in lab containers as /opt/ibtune-lab/bin/ib_write_bw (plus ib_read_bw and
+ib_send_bw links), never shipped in plugins/ or roles/. Python 3 standard library only.
+
+Only the NIC is simulated. Everything else is real:
+- perftest's arguments are parsed (unknown ones tolerated, as the real tools mostly do);
+- server mode (no host argument) binds the -p TCP port, prints perftest's banner, accepts ONE client and
+  exits; a busy port prints "Couldn't listen to port N" and exits 1;
+- client mode tries connect() ONCE, like perftest: "Couldn't connect to host:port" and exit 1 when no
+  server listens, so a wrapper has to retry;
+- the two processes exchange a handshake over that real TCP connection (node names, devices, port
+  rates), both sleep -D seconds, and both print perftest's text report (Gb/sec with --report_gbits,
+  MB/sec without) and, with --out_json, write the --out_json_file document.
+
+The bandwidth of a run comes from the lab fabric map (default /etc/ibtune-lab/fabric.json), decided by
+the server and sent to the client, so both ends print the same figure:
+
+    {
+      "default_fraction": 0.98,                 # of the slower end's port rate (sysfs ports/<n>/rate)
+      "links": {"node2/mlx5_0<->node3/mlx5_0": 180.0,   # per link (either order), Gb/s one way
+                "node1<->node4": 300.0},                # every rail between two nodes
+      "ports": {"node2/mlx5_1": 200.0},         # a degraded port caps every link through it
+      "counter_bumps": {"node4": {"mlx5_1:1": {"symbol_error": 5}}},  # raised during each run on that port
+      "dead_servers": ["node3"],                # server mode never listens there (sleeps until killed)
+      "server_start_delay": {"node2": 1.5},     # seconds before the server listens
+      "unit": "MB/sec"                          # console unit without --report_gbits (or "MiB/sec")
+    }
+
+Bidirectional runs (-b) report twice the one-way figure. No randomness: the same map gives the same
+numbers. The node's own name is IBTUNE_LAB_NODE, else /etc/ibtune-lab/node, else the host name; its
+fixture sysfs tree is IBTUNE_LAB_SYSFS (default /var/lib/ibtune-lab/sys); the map is IBTUNE_LAB_FABRIC.
+"""
+
+import hashlib
+import json
+import os
+import socket
+import sys
+import time
+
+DEFAULT_FABRIC = "/etc/ibtune-lab/fabric.json"
+DEFAULT_SYSFS = "/var/lib/ibtune-lab/sys"
+DEFAULT_NODE_FILE = "/etc/ibtune-lab/node"
+DEFAULT_TCP_PORT = 18515
+DEFAULT_SIZE = 65536
+DEFAULT_ITERS = 5000
+QUICK_RUN_S = 0.3  # an iteration-count run (no -D) of 5000 x 64 KiB takes well under a second
+HANDSHAKE_TIMEOUT_S = 30.0
+SEPARATOR = "-" * 87
+BANNER = (
+    "************************************\n* Waiting for client to connect... *\n************************************"
+)
+
+# Counter bit widths (for saturation when a fault bumps one), as in the kernel's PMA counters.
+COUNTER_WIDTHS = {
+    "symbol_error": 16,
+    "link_error_recovery": 8,
+    "link_downed": 8,
+    "port_rcv_errors": 16,
+    "port_rcv_remote_physical_errors": 16,
+    "port_rcv_switch_relay_errors": 16,
+    "port_xmit_discards": 16,
+    "port_xmit_constraint_errors": 8,
+    "port_rcv_constraint_errors": 8,
+    "local_link_integrity_errors": 4,
+    "excessive_buffer_overrun_errors": 4,
+    "VL15_dropped": 16,
+}
+
+TITLES = {"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
+JSON_TITLES = {"write": "RDMA_Write_BW_Test", "read": "RDMA_Read_BW_Test", "send": "Send_BW_Test"}
+
+# Options that take a value (short and long spellings), and what we keep of them.
+_VALUE_OPTS = {
+    "-d": "device",
+    "--ib-dev": "device",
+    "-i": "ib_port",
+    "--ib-port": "ib_port",
+    "-x": "gid_index",
+    "--gid-index": "gid_index",
+    "-q": "qps",
+    "--qp": "qps",
+    "-s": "size",
+    "--size": "size",
+    "-D": "duration",
+    "--duration": "duration",
+    "-p": "tcp_port",
+    "--port": "tcp_port",
+    "-n": "iters",
+    "--iters": "iters",
+    "-m": "mtu",
+    "--mtu": "mtu",
+    "-t": "tx_depth",
+    "--tx-depth": "tx_depth",
+    "-c": "connection",
+    "--connection": "connection",
+    "-S": "sl",
+    "--sl": "sl",
+    "-I": "inline",
+    "--inline_size": "inline",
+    "-Q": "cq_mod",
+    "--cq-mod": "cq_mod",
+    "-w": "limit_bw",
+    "--limit_bw": "limit_bw",
+    "-u": "qp_timeout",
+    "--qp-timeout": "qp_timeout",
+    "-o": "outs",
+    "--outs": "outs",
+    "-f": "margin",
+    "--margin": "margin",
+    "--use_cuda": "use_cuda",
+    "--out_json_file": "out_json_file",
+    "--tclass": "tclass",
+}
+_FLAG_OPTS = {
+    "-a": "all_sizes",
+    "--all": "all_sizes",
+    "-b": "bidirectional",
+    "--bidirectional": "bidirectional",
+    "-F": "cpu_freq",
+    "--CPU-freq": "cpu_freq",
+    "--report_gbits": "report_gbits",
+    "--out_json": "out_json",
+    "-R": "rdma_cm",
+    "--rdma_cm": "rdma_cm",
+    "-h": "help",
+    "--help": "help",
+    "-V": "version",
+    "--version": "version",
+}
+_INT_KEYS = ("ib_port", "gid_index", "qps", "size", "duration", "tcp_port", "iters", "mtu", "tx_depth")
+
+
+class SimError(Exception):
+    """A failure printed like perftest prints it (stderr lines), exit status 1."""
+
+    def __init__(self, *lines):
+        Exception.__init__(self, lines[0] if lines else "")
+        self.lines = lines
+
+
+def parse_args(argv):
+    """perftest's command line -> dict. Unknown options are tolerated (skipped)."""
+    opts = {
+        "device": None,
+        "ib_port": 1,
+        "gid_index": None,
+        "qps": 1,
+        "size": DEFAULT_SIZE,
+        "duration": None,
+        "tcp_port": DEFAULT_TCP_PORT,
+        "iters": DEFAULT_ITERS,
+        "mtu": None,
+        "tx_depth": 128,
+        "server": None,
+        "use_cuda": None,
+        "out_json_file": None,
+        "unknown": [],
+    }
+    for flag in set(_FLAG_OPTS.values()):
+        opts[flag] = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline_value = arg.partition("=")
+        if name in _FLAG_OPTS and not eq:
+            opts[_FLAG_OPTS[name]] = True
+        elif name in _VALUE_OPTS:
+            if eq:
+                value = inline_value
+            elif name == "--use_cuda":
+                value = "0"
+            else:
+                i += 1
+                if i >= len(argv):
+                    raise SimError(" option %s requires an argument" % name)
+                value = argv[i]
+            opts[_VALUE_OPTS[name]] = value
+        elif len(name) > 2 and name[0] == "-" and name[1] != "-" and name[:2] in _VALUE_OPTS:
+            opts[_VALUE_OPTS[name[:2]]] = arg[2:]  # -d mlx5_0 written as -dmlx5_0
+        elif arg.startswith("-"):
+            opts["unknown"].append(arg)
+        elif opts["server"] is None:
+            opts["server"] = arg
+        else:
+            opts["unknown"].append(arg)
+        i += 1
+    for key in _INT_KEYS:
+        if opts[key] is not None:
+            try:
+                opts[key] = int(opts[key])
+            except (TypeError, ValueError):
+                raise SimError(" Invalid value for %s: %s" % (key, opts[key]))
+    return opts
+
+
+def test_of(prog):
+    base = os.path.basename(prog)
+    for test in ("read", "send", "write"):
+        if "_%s_" % test in base:
+            return test
+    return "write"
+
+
+# ---------------------------------------------------------------------------------------------
+# the node: name, fabric map, fixture sysfs
+
+
+def node_name():
+    name = os.environ.get("IBTUNE_LAB_NODE")
+    if name:
+        return name
+    try:
+        with open(os.environ.get("IBTUNE_LAB_NODE_FILE", DEFAULT_NODE_FILE), encoding="utf-8") as handle:
+            name = handle.read().strip()
+    except OSError:
+        name = ""
+    return name or socket.gethostname()
+
+
+def load_fabric():
+    path = os.environ.get("IBTUNE_LAB_FABRIC", DEFAULT_FABRIC)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return {}
+    except ValueError as exc:
+        raise SimError(" lab fabric map %s is not valid JSON: %s" % (path, exc))
+
+
+def sysfs_root():
+    return os.environ.get("IBTUNE_LAB_SYSFS", DEFAULT_SYSFS)
+
+
+def _read(path, default=None):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return default
+
+
+def port_dir(device, port):
+    return os.path.join(sysfs_root(), "class", "infiniband", device, "ports", str(port))
+
+
+def list_devices():
+    try:
+        return sorted(os.listdir(os.path.join(sysfs_root(), "class", "infiniband")))
+    except OSError:
+        return []
+
+
+def port_info(device, port):
+    """What the simulated HCA knows about its port, from the fixture tree; SimError as perftest fails."""
+    devices = list_devices()
+    if not devices:
+        raise SimError(
+            " Did not detect devices ",
+            " If device exists, check if driver is up",
+            " Unable to find the Infiniband/RoCE device",
+        )
+    if device is None:
+        device = devices[0]  # perftest's default: the first device found
+    if device not in devices:
+        raise SimError(" IB device %s not found" % device, " Unable to find the Infiniband/RoCE device")
+    pdir = port_dir(device, port)
+    if not os.path.isdir(pdir):
+        raise SimError(" Invalid IB port %s for device %s" % (port, device), " Couldn't get context for the device")
+    rate_text = _read(os.path.join(pdir, "rate"), "0")
+    try:
+        rate = float(rate_text.split()[0])
+    except (ValueError, IndexError):
+        rate = 0.0
+    state = _read(os.path.join(pdir, "state"), "")
+    lid_text = _read(os.path.join(pdir, "lid"), "0x0")
+    try:
+        lid = int(lid_text, 16) if lid_text.lower().startswith("0x") else int(lid_text)
+    except ValueError:
+        lid = 0
+    return {
+        "device": device,
+        "port": int(port),
+        "rate_gbps": rate,
+        "state": state,
+        "link_layer": _read(os.path.join(pdir, "link_layer"), "InfiniBand"),
+        "lid": lid,
+    }
+
+
+def bump_counters(fabric, node, device, port):
+    """Apply this node's counter_bumps for device:port once (the fault 'errors climb during a run')."""
+    bumps = ((fabric.get("counter_bumps") or {}).get(node) or {}).get("%s:%s" % (device, port)) or {}
+    pdir = port_dir(device, port)
+    for counter, amount in sorted(bumps.items()):
+        for sub in ("counters", "hw_counters"):
+            path = os.path.join(pdir, sub, counter)
+            if os.path.exists(path):
+                break
+        else:
+            path = os.path.join(pdir, "counters", counter)
+        _locked_add(path, int(amount), COUNTER_WIDTHS.get(counter))
+
+
+def _locked_add(path, amount, width):
+    import fcntl
+
+    lock_path = os.path.join("/tmp", "ibtune-lab-counters.lock")
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            value = int(_read(path, "0") or 0)
+        except ValueError:
+            value = 0
+        value += amount
+        if width:
+            value = min(value, (1 << width) - 1)
+        tmp = path + ".sim-tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(str(value))  # as the fixture: no trailing newline
+        os.replace(tmp, path)
+
+
+def link_gbps(fabric, server, client, bidirectional):
+    """One run's bandwidth in Gb/s: fraction x slower rate, lowered by link and port overrides."""
+    fraction = float(fabric.get("default_fraction", 0.98))
+    gbps = fraction * min(server["rate_gbps"], client["rate_gbps"])
+    links = fabric.get("links") or {}
+    ends = ("%s/%s" % (server["node"], server["device"]), "%s/%s" % (client["node"], client["device"]))
+    for key in (
+        "%s<->%s" % ends,
+        "%s<->%s" % ends[::-1],
+        "%s<->%s" % (server["node"], client["node"]),
+        "%s<->%s" % (client["node"], server["node"]),
+    ):
+        if key in links:
+            gbps = min(gbps, float(links[key]))
+    ports = fabric.get("ports") or {}
+    for end in ends:
+        if end in ports:
+            gbps = min(gbps, float(ports[end]))
+    return gbps * (2 if bidirectional else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# output in perftest's formats
+
+
+def _hex(seed, digits):
+    return int(hashlib.sha256(seed.encode()).hexdigest()[:digits], 16)
+
+
+def address_lines(side, qps, remote=False):
+    """perftest's 'local address:' / 'remote address:' lines (one per QP), deterministic per port."""
+    word = "remote" if remote else "local"
+    lines = []
+    for qp in range(qps):
+        seed = "%s/%s/%s/%d" % (side["node"], side["device"], side["port"], qp)
+        if side["link_layer"] == "Ethernet":
+            lid = "LID 0000"
+        else:
+            lid = "LID %#04x" % side["lid"]
+        lines.append(
+            " %s address: %s QPN %#06x PSN %#08x RKey %#08x VAddr %#016x"
+            % (word, lid, _hex(seed + "q", 4), _hex(seed + "p", 6), _hex(seed + "r", 6), 0x7F0000000000 + _hex(seed, 8))
+        )
+        if side["link_layer"] == "Ethernet":
+            octets = [0] * 10 + [255, 255, 10, 0, _hex(side["node"], 2) % 250 + 1, int(side["port"])]
+            lines.append(" GID: " + ":".join("%02d" % o for o in octets))
+    return lines
+
+
+def header_lines(opts, test, local, is_server):
+    title = TITLES[test] + (" Bidirectional" if opts["bidirectional"] else "") + " BW Test"
+    mtu = opts["mtu"] or 4096
+    lines = [
+        SEPARATOR,
+        "                    %s" % title,
+        " Dual-port       : OFF\t\tDevice         : %s" % local["device"],
+        " Number of qps   : %d\t\tTransport type : IB" % opts["qps"],
+        " Connection type : RC\t\tUsing SRQ      : OFF",
+        " PCIe relax order: ON",
+        " ibv_wr* API     : ON",
+    ]
+    if not is_server or opts["bidirectional"]:
+        lines.append(" TX depth        : %d" % opts["tx_depth"])
+    if test == "read":
+        lines.append(" Outstand reads  : 16")
+    lines += [" CQ Moderation   : 1", " Mtu             : %d[B]" % mtu]
+    if local["link_layer"] == "Ethernet":
+        lines += [" Link type       : Ethernet", " GID index       : %d" % (opts["gid_index"] or 3)]
+    else:
+        lines.append(" Link type       : IB")
+    lines += [" Max inline data : 0[B]", " rdma_cm QPs\t : OFF", " Data ex. method : Ethernet", SEPARATOR]
+    return lines
+
+
+def result_rows(opts, gbps, unit):
+    """[(size, iterations, peak, avg, msg_rate)] in the console unit."""
+    factor = 1.0 if unit == "Gb/sec" else 1e9 / 8 / 1048576
+    sizes = [2**k for k in range(1, 24)] if opts["all_sizes"] else [opts["size"]]
+    rows = []
+    for size in sizes:
+        # small messages are message-rate bound: a smooth curve that reaches the link figure at 64 KiB+
+        bw = gbps * size / (size + 512.0) if opts["all_sizes"] else gbps
+        if opts["all_sizes"] and size >= 65536:
+            bw = gbps
+        msg_rate = bw * 1e9 / 8 / size / 1e6
+        if opts["duration"]:
+            iterations = int(msg_rate * 1e6 * opts["duration"])
+            peak = 0.0
+        else:
+            iterations = opts["iters"]
+            peak = bw * 1.002
+        rows.append((size, iterations, peak * factor, bw * factor, msg_rate))
+    return rows
+
+
+def table_lines(rows, unit):
+    lines = [" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]" % (unit, unit)]
+    for size, iterations, peak, avg, rate in rows:
+        lines.append(" %-10d %-10d       %-10.2f         %-10.2f           %.6f" % (size, iterations, peak, avg, rate))
+    lines.append(SEPARATOR)
+    return lines
+
+
+def write_json(path, opts, test, local, rows):
+    size, iterations, peak, avg, rate = rows[-1]  # like perftest: the file holds the last size
+    info = {
+        "test": JSON_TITLES[test],
+        "Dual_port": "OFF",
+        "Device": local["device"],
+        "Number_of_qps": opts["qps"],
+        "Transport_type": "IB",
+        "Connection_type": "RC",
+        "Using_SRQ": "OFF",
+        "PCIe_relax_order": "ON",
+        "ibv_wr_API": "ON",
+        "TX_depth": opts["tx_depth"],
+        "CQ_Moderation": 1,
+        "Mtu": opts["mtu"] or 4096,
+        "Link_type": "Ethernet" if local["link_layer"] == "Ethernet" else "IB",
+        "Max_inline_data": 0,
+        "rdma_cm_QPs": "OFF",
+        "Data_ex_method": "Ethernet",
+    }
+    if local["link_layer"] == "Ethernet":
+        info["GID_index"] = opts["gid_index"] or 3
+    doc = {
+        "test_info": info,
+        "results": {
+            "MsgSize": size,
+            "n_iterations": iterations,
+            "BW_peak": round(peak, 2),
+            "BW_average": round(avg, 2),
+            "MsgRate": round(rate, 6),
+        },
+    }
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(doc, handle, indent=2)
+        handle.write("\n")
+
+
+def out(lines):
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# the two roles
+
+
+def _send(conn, doc):
+    conn.sendall((json.dumps(doc, sort_keys=True) + "\n").encode())
+
+
+def _recv(reader):
+    line = reader.readline()
+    if not line:
+        raise SimError(" Failed to exchange data between server and clients")
+    return json.loads(line.decode())
+
+
+def _hello(opts, test, local):
+    keys = ("qps", "size", "duration", "bidirectional", "all_sizes")
+    doc = dict((k, opts[k]) for k in keys)
+    doc.update({"test": test, "end": local})
+    return doc
+
+
+def _run_period(opts, fabric, local):
+    """Both ends: the 'traffic' period; counter faults of this port are raised inside it."""
+    period = float(opts["duration"]) if opts["duration"] else (1.0 if opts["all_sizes"] else QUICK_RUN_S)
+    time.sleep(period / 2)
+    bump_counters(fabric, local["node"], local["device"], local["port"])
+    time.sleep(period / 2)
+
+
+def run_server(opts, test, fabric, local):
+    node = local["node"]
+    if node in (fabric.get("dead_servers") or []):
+        while True:  # the fault "this node's server never starts": never listens, waits to be killed
+            time.sleep(3600)
+    delay = float((fabric.get("server_start_delay") or {}).get(node, 0))
+    if delay > 0:
+        time.sleep(delay)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("0.0.0.0", opts["tcp_port"]))
+        listener.listen(1)
+    except OSError:
+        raise SimError(
+            "Couldn't listen to port %d" % opts["tcp_port"], " Unable to open file descriptor for socket connection"
+        )
+    out(["", BANNER])
+    conn, _addr = listener.accept()  # like perftest: blocks until a client comes
+    listener.close()
+    with conn:
+        conn.settimeout(HANDSHAKE_TIMEOUT_S)
+        reader = conn.makefile("rb")
+        hello = _recv(reader)
+        remote = hello["end"]
+        mismatch = [k for k in ("qps", "size", "duration", "bidirectional", "all_sizes") if hello.get(k) != opts[k]]
+        if hello.get("test") != test:
+            mismatch.append("test")
+        if mismatch:
+            _send(conn, {"error": "options differ between server and client: %s" % ", ".join(sorted(mismatch))})
+            raise SimError(" Failed to exchange data between server and clients", " options differ: %s" % mismatch)
+        gbps = link_gbps(fabric, local, remote, opts["bidirectional"])
+        _send(conn, {"end": local, "gbps": gbps})
+        out(header_lines(opts, test, local, True) + address_lines(local, opts["qps"]))
+        out(address_lines(remote, opts["qps"], remote=True) + [SEPARATOR])
+        unit = "Gb/sec" if opts["report_gbits"] else fabric.get("unit", "MB/sec")
+        rows = result_rows(opts, gbps, unit)
+        out(table_lines(rows, unit)[:1])
+        _run_period(opts, fabric, local)
+        _send(conn, {"done": True})
+        out(table_lines(rows, unit)[1:])
+        return rows, local
+
+
+def run_client(opts, test, fabric, local):
+    try:
+        conn = socket.create_connection((opts["server"], opts["tcp_port"]), timeout=5)
+    except OSError:
+        raise SimError(
+            "Couldn't connect to %s:%d" % (opts["server"], opts["tcp_port"]),
+            "Unable to open file descriptor for socket connection Unable to init the socket connection",
+        )
+    with conn:
+        conn.settimeout(HANDSHAKE_TIMEOUT_S + (opts["duration"] or 0) + 30)
+        reader = conn.makefile("rb")
+        _send(conn, _hello(opts, test, local))
+        reply = _recv(reader)
+        if "error" in reply:
+            raise SimError(" Failed to exchange data between server and clients", " %s" % reply["error"])
+        remote, gbps = reply["end"], float(reply["gbps"])
+        out(header_lines(opts, test, local, False) + address_lines(local, opts["qps"]))
+        out(address_lines(remote, opts["qps"], remote=True) + [SEPARATOR])
+        unit = "Gb/sec" if opts["report_gbits"] else fabric.get("unit", "MB/sec")
+        rows = result_rows(opts, gbps, unit)
+        out(table_lines(rows, unit)[:1])
+        _run_period(opts, fabric, local)
+        _recv(reader)  # the server's "done": both ends finish together
+        out(table_lines(rows, unit)[1:])
+        return rows, local
+
+
+USAGE = """Usage:
+  %(prog)s            start a server and wait for connection
+  %(prog)s <host>     connect to server at <host>
+
+(ibtune.fabric lab simulator of perftest: -d -i -x -q -s -a -D -b -p -n --report_gbits -F --out_json
+ --out_json_file --use_cuda are honoured; other options are accepted and ignored)"""
+
+
+def main(argv=None):
+    argv = sys.argv if argv is None else argv
+    prog = os.path.basename(argv[0])
+    test = test_of(prog)
+    try:
+        opts = parse_args(argv[1:])
+        if opts["help"]:
+            print(USAGE % {"prog": prog})
+            return 1  # perftest exits 1 on -h and -V
+        if opts["version"]:
+            print("Version: 6.10 (ibtune-lab simulator)")
+            return 1
+        fabric = load_fabric()
+        local = port_info(opts["device"], opts["ib_port"])
+        local["node"] = node_name()
+        if opts["duration"]:
+            out(["WARNING: BW peak won't be measured in this run."])
+        if opts["server"] is None:
+            rows, local = run_server(opts, test, fabric, local)
+        else:
+            rows, local = run_client(opts, test, fabric, local)
+        if opts["out_json"] and opts["out_json_file"]:
+            write_json(opts["out_json_file"], opts, test, local, rows)
+        return 0
+    except SimError as exc:
+        sys.stdout.flush()
+        sys.stderr.write("\n".join(exc.lines) + "\n")
+        sys.stderr.flush()
+        return 1
+    except (OSError, ValueError) as exc:  # the connection broke mid-run, like a peer that died
+        sys.stdout.flush()
+        sys.stderr.write(" Failed to exchange data between server and clients (%s)\n" % exc)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
