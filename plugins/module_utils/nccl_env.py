@@ -502,6 +502,14 @@ def lint_conf(text, nccl_version=None, link_layer=None):
     """parse_conf + lint; file problems become errors/warnings too (with 'line')."""
     env, problems = parse_conf(text)
     errors, warnings = lint(env, nccl_version=nccl_version, link_layer=link_layer)
+    first_line = {}
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        name = raw.split("=", 1)[0] if "=" in raw and not raw.startswith("#") else None
+        if name and name not in first_line:
+            first_line[name] = lineno
+    for issue in errors + warnings:
+        if issue["variable"] in first_line:
+            issue["line"] = first_line[issue["variable"]]
     for item in problems:
         issue = {"variable": item["variable"], "value": item["value"], "message": item["message"], "line": item["line"]}
         (errors if item["severity"] == "error" else warnings).append(issue)

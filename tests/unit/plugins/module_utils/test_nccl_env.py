@@ -1,0 +1,278 @@
+"""nccl_env: lint a dict of NCCL variables; parse and render NCCL's KEY=VALUE files as NCCL reads them."""
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_env
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import VARIABLES
+from tests.conftest import FIXTURES
+
+# The seed's advice, as a cluster would write it (NCCL_IB_TC=41: DSCP 10 + ECT1, see FACTS.md).
+SEED = {
+    "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1",
+    "NCCL_IB_QPS_PER_CONNECTION": 4,
+    "NCCL_IB_TIMEOUT": 22,
+    "NCCL_NET_GDR_LEVEL": "PHB",
+    "NCCL_IB_TC": 41,
+    "NCCL_IB_SL": 0,
+    "NCCL_SOCKET_IFNAME": "=eth0",
+    "NCCL_CROSS_NIC": 0,
+    "NCCL_IB_RETRY_CNT": 7,
+    "NCCL_IB_SPLIT_DATA_ON_QPS": 0,
+    "NCCL_DEBUG": "WARN",
+}
+
+
+def messages(items, variable=None):
+    return [i["message"] for i in items if variable is None or i["variable"] == variable]
+
+
+def test_seed_configuration_passes_clean():
+    errors, warnings = nccl_env.lint(SEED, nccl_version="2.28.9", link_layer="Ethernet")
+    assert errors == []
+    assert warnings == []
+
+
+def test_unknown_name_gets_did_you_mean():
+    errors, _ = nccl_env.lint({"NCCL_IB_TIMOUT": "22", "NCCL_SOCKET_IFNAMES": "eth0"})
+    by_var = {e["variable"]: e["message"] for e in errors}
+    assert "did you mean NCCL_IB_TIMEOUT" in by_var["NCCL_IB_TIMOUT"]
+    assert "did you mean NCCL_SOCKET_IFNAME" in by_var["NCCL_SOCKET_IFNAMES"]
+
+
+def test_unknown_name_without_close_match():
+    errors, _ = nccl_env.lint({"NCCL_ZZZZZZZZZZZZ": "1"})
+    assert "is not an NCCL variable" in errors[0]["message"]
+    assert "did you mean" not in errors[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "needle"),
+    [
+        ("NCCL_IB_TIMEOUT", 40, "out of range: use 0..31 (NCCL's default is 20)"),
+        ("NCCL_IB_TIMEOUT", "-1", "out of range"),
+        ("NCCL_IB_RETRY_CNT", 8, "0..7"),
+        ("NCCL_IB_QPS_PER_CONNECTION", 0, "1..128"),
+        ("NCCL_IB_QPS_PER_CONNECTION", "four", "is not an integer"),
+        ("NCCL_IB_SL", 16, "0..15"),
+        ("NCCL_IB_TC", 256, "0..255"),
+        ("NCCL_IB_TC", "022", "octal (18)"),
+        ("NCCL_NET_GDR_LEVEL", "NODE", "LOC, PIX, PXB, PHB, SYS"),
+        ("NCCL_CROSS_NIC", 3, "0, 1, 2"),
+        ("NCCL_DEBUG", "DEBUG", "VERSION, WARN, INFO"),
+        ("NCCL_IB_DISABLE", 2, "must be 0 or 1"),
+        ("NCCL_IB_ADAPTIVE_ROUTING", "yes", "must be 0 or 1"),
+        ("NCCL_DEBUG_SUBSYS", "INIT,NETWORK", "'NETWORK'"),
+        ("NCCL_ALGO", "ring,fast", "'fast'"),
+        ("NCCL_PROTO", "allreduce:LL256", "'LL256'"),
+        ("NCCL_ALGO", "allgathr:ring", "function 'allgathr'"),
+        ("NCCL_IB_HCA", "=mlx5_0:x", "dev[:port[:rail[:plane]]]"),
+        ("NCCL_SOCKET_IFNAME", "eth0,,eth1", "interface names"),
+        ("NCCL_IB_ADDR_RANGE", "10.0.0.0/33", "CIDR"),
+        ("NCCL_TOPO_FILE", "~/topo.xml", "does not expand"),
+        ("NCCL_NETDEVS_POLICY", "MAX:0", "MAX:N"),
+        ("NCCL_CTA_POLICY", "FAST", "CTA policy"),
+        ("NCCL_NTHREADS", 1024, "64, 128, 256, 512"),
+        ("NCCL_SOCKET_IFNAME", " eth0", "whitespace"),
+        ("NCCL_DEBUG", "", "is empty"),
+    ],
+)
+def test_type_and_range_errors(name, value, needle):
+    errors, _ = nccl_env.lint({name: value})
+    assert errors, (name, value)
+    assert needle in errors[0]["message"]
+    assert errors[0]["variable"] == name
+
+
+def test_removed_variable_is_an_error_naming_the_replacement():
+    errors, _ = nccl_env.lint({"NCCL_IB_CUDA_SUPPORT": 1, "NCCL_LL_THRESHOLD": 0})
+    text = " ".join(messages(errors))
+    assert "NCCL_IB_CUDA_SUPPORT was removed in NCCL 2.4.0: use NCCL_NET_GDR_LEVEL" in text
+    assert "NCCL_LL_THRESHOLD was removed in NCCL 2.5" in text
+
+
+def test_removed_variable_only_warns_for_an_nccl_that_still_reads_it():
+    errors, warnings = nccl_env.lint({"NCCL_LL_THRESHOLD": 0}, nccl_version="2.4.8")
+    assert errors == []
+    assert "still reads it" in warnings[0]["message"]
+
+
+def test_deprecated_names_warn_with_replacement():
+    errors, warnings = nccl_env.lint({"NCCL_IB_GDR_LEVEL": "PHB", "NCCL_MAX_NCHANNELS": 16, "NCCL_MIN_NRINGS": 4})
+    assert errors == []
+    text = " ".join(messages(warnings))
+    assert "NCCL_IB_GDR_LEVEL is deprecated since NCCL 2.4.0: use NCCL_NET_GDR_LEVEL" in text
+    assert "NCCL_MAX_NCHANNELS is deprecated since NCCL 2.17: use NCCL_MAX_CTAS" in text
+    assert "NCCL_MIN_NRINGS is deprecated" in text
+
+
+@pytest.mark.parametrize(
+    ("env", "variable", "needle"),
+    [
+        ({"NCCL_DEBUG": "INFO"}, "NCCL_DEBUG", "debugging setting"),
+        ({"NCCL_DEBUG": "trace"}, "NCCL_DEBUG", "debugging setting"),
+        ({"NCCL_DEBUG_SUBSYS": "INIT,NET"}, "NCCL_DEBUG_SUBSYS", "debugging setting left on"),
+        ({"NCCL_DEBUG_FILE": "/tmp/nccl.%h.%p"}, "NCCL_DEBUG_FILE", "debugging setting left on"),
+        ({"NCCL_P2P_DISABLE": 1}, "NCCL_P2P_DISABLE", "debugging setting"),
+        ({"NCCL_ALGO": "Ring"}, "NCCL_ALGO", "is forced to Ring"),
+        ({"NCCL_PROTO": "^LL128"}, "NCCL_PROTO", "is forced to ^LL128"),
+        ({"NCCL_ALGO": "ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring"}, "NCCL_ALGO", "forced"),
+        ({"NCCL_IB_HCA": "mlx5_1"}, "NCCL_IB_HCA", "mlx5_10..mlx5_19"),
+        ({"NCCL_IB_HCA": "^mlx5_1"}, "NCCL_IB_HCA", "write ^=mlx5_1"),
+        ({"NCCL_NET_GDR_LEVEL": 3}, "NCCL_NET_GDR_LEVEL", "legacy integer"),
+        ({"NCCL_IB_TIMEOUT": 0}, "NCCL_IB_TIMEOUT", "infinite"),
+        ({"NCCL_IB_TC": 107}, "NCCL_IB_TC", "both ECN bits"),
+        ({"NCCL_ASYNC_ERROR_HANDLING": 1}, "NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING"),
+        ({"CUDA_VISIBLE_DEVICES": "0,1"}, "CUDA_VISIBLE_DEVICES", "not an NCCL variable"),
+        ({"NCCL_IB_DISABLE": 1, "NCCL_IB_HCA": "=mlx5_0"}, "NCCL_IB_HCA", "NCCL_IB_DISABLE=1"),
+    ],
+)
+def test_warnings(env, variable, needle):
+    errors, warnings = nccl_env.lint(env)
+    assert errors == []
+    assert any(needle in m for m in messages(warnings, variable)), warnings
+
+
+def test_exact_hca_lists_do_not_warn():
+    for value in ("=mlx5_0:1,mlx5_1:1", "^=mlx5_1,mlx5_4", "=mlx5_0:1:0:0,mlx5_1:1:0:1", "=mlx5_0::0:0"):
+        errors, warnings = nccl_env.lint({"NCCL_IB_HCA": value})
+        assert (errors, warnings) == ([], []), value
+
+
+def test_gid_index_on_infiniband_warns():
+    _, warnings = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="InfiniBand")
+    assert "InfiniBand ports" in warnings[0]["message"]
+
+
+def test_gid_index_on_roce_depends_on_the_nccl_version():
+    _, new = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.21.5", link_layer="Ethernet")
+    _, old = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.18.3", link_layer="Ethernet")
+    _, unknown = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="Ethernet")
+    _, auto = nccl_env.lint({"NCCL_IB_GID_INDEX": -1}, nccl_version="2.28.9")
+    assert "picks the RoCE v2 GID itself" in new[0]["message"]
+    assert old == []
+    assert "NCCL >= 2.21" in unknown[0]["message"]
+    assert auto == []
+
+
+def test_variable_newer_than_the_nccl_version_warns():
+    _, warnings = nccl_env.lint({"NCCL_SOCKET_RETRY_CNT": 10}, nccl_version="2.19.3")
+    assert "appeared in NCCL 2.24: NCCL 2.19.3 ignores it" in warnings[0]["message"]
+
+
+def test_cross_checks():
+    errors, _ = nccl_env.lint({"NCCL_SOCKET_NTHREADS": 16, "NCCL_NSOCKS_PERTHREAD": 8})
+    assert "exceeds NCCL's limit of 64" in errors[0]["message"]
+    errors, _ = nccl_env.lint({"NCCL_MIN_CTAS": 32, "NCCL_MAX_CTAS": 16})
+    assert "above NCCL_MAX_CTAS" in errors[0]["message"]
+    errors, _ = nccl_env.lint({"NCCL_IB_DISABLE": 1, "NCCL_NET": "IB"})
+    assert "contradicts NCCL_IB_DISABLE=1" in errors[0]["message"]
+
+
+def test_values_from_yaml_are_rendered_as_nccl_reads_them():
+    assert nccl_env.to_text(True) == "1"
+    assert nccl_env.to_text(False) == "0"
+    assert nccl_env.to_text(22) == "22"
+    assert nccl_env.to_text(4.0) == "4"
+    errors, _ = nccl_env.lint({"NCCL_IB_DISABLE": True, "NCCL_IB_TIMEOUT": 22.0})
+    assert errors == []
+    errors, _ = nccl_env.lint({"NCCL_IB_TIMEOUT": None, "NCCL_IB_HCA": ["mlx5_0"], "NCCL_DEBUG": "WARN\nNCCL_X=1"})
+    assert sorted(e["variable"] for e in errors) == ["NCCL_DEBUG", "NCCL_IB_HCA", "NCCL_IB_TIMEOUT"]
+
+
+def test_bad_names():
+    errors, _ = nccl_env.lint({"NCCL IB": "1", "1NCCL": "2"})
+    assert len(errors) == 2
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def test_parse_conf_reads_like_nccl():
+    text = (
+        "# comment\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==ens1f0\n\nnot a variable line\nNCCL_DEBUG=INFO\nNCCL_IB_HCA=\n"
+    )
+    env, problems = nccl_env.parse_conf(text)
+    assert env == {"NCCL_DEBUG": "WARN", "NCCL_SOCKET_IFNAME": "=ens1f0", "NCCL_IB_HCA": ""}
+    by_line = {p["line"]: p for p in problems}
+    assert "NCCL keeps the first value (line 2)" in by_line[6]["message"]
+    assert by_line[6]["severity"] == "warning"
+    assert "has no '='" in by_line[5]["message"]
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("NCCL_DEBUG = WARN", "keeps the spaces around the name"),
+        ('NCCL_SOCKET_IFNAME="eth0"', "does not strip quotes"),
+        ("NCCL_SOCKET_IFNAME='eth0'", "does not strip quotes"),
+        ("export NCCL_DEBUG=WARN", "starts with 'export'"),
+        ("NCCL_DEBUG=WARN # quiet", "no end-of-line comments"),
+        ("  # NCCL_DEBUG=INFO", "comment must start in column 1"),
+    ],
+)
+def test_parse_conf_flags_what_nccl_would_misread(line, needle):
+    _, problems = nccl_env.parse_conf(line + "\n")
+    assert problems and needle in problems[0]["message"]
+    assert problems[0]["severity"] == "error"
+    assert problems[0]["line"] == 1
+
+
+def test_crlf_is_flagged():
+    env, problems = nccl_env.parse_conf("NCCL_DEBUG=WARN\r\n")
+    assert env == {"NCCL_DEBUG": "WARN"}
+    assert "CR" in problems[0]["message"]
+
+
+def test_lint_conf_merges_file_and_value_problems():
+    env, errors, warnings = nccl_env.lint_conf("NCCL_IB_TIMEOUT=99\nNCCL_DEBUG = INFO\nNCCL_IB_HCA=mlx5_0\n")
+    assert env["NCCL_IB_TIMEOUT"] == "99"
+    assert any(e["variable"] == "NCCL_IB_TIMEOUT" for e in errors)
+    assert any(e.get("line") == 2 for e in errors)
+    assert any(w["variable"] == "NCCL_IB_HCA" for w in warnings)
+
+
+def test_the_file_the_role_wrote_on_the_gpu_machine_lints_clean_but_for_debug():
+    text = (FIXTURES / "nccl" / "h200x2-rendered-nccl.conf").read_text()
+    env, errors, warnings = nccl_env.lint_conf(text, nccl_version="2.28.9")
+    assert env == {"NCCL_DEBUG": "INFO", "NCCL_IB_TIMEOUT": "22"}
+    assert errors == []
+    assert messages(warnings) == ["NCCL_DEBUG=INFO is a debugging setting: remove it once the investigation is over"]
+
+
+def test_render_is_sorted_plain_key_value():
+    text = nccl_env.render_conf({"NCCL_IB_TIMEOUT": 22, "NCCL_DEBUG": "WARN", "NCCL_IB_DISABLE": True})
+    assert text.splitlines()[1:] == ["NCCL_DEBUG=WARN", "NCCL_IB_DISABLE=1", "NCCL_IB_TIMEOUT=22"]
+    assert text.startswith("#")
+
+
+_NAMES = st.sampled_from(sorted(VARIABLES))
+_VALUES = st.text(alphabet=string.ascii_letters + string.digits + "=^,:._-/", min_size=0, max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_NAMES, _VALUES, max_size=12))
+def test_render_then_parse_round_trips(env):
+    """Whatever the role renders, NCCL reads back unchanged (no value problem appears in the file)."""
+    parsed, problems = nccl_env.parse_conf(nccl_env.render_conf(env))
+    assert parsed == env
+    assert [p for p in problems if p["severity"] == "error" and "comment" not in p["message"]] == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=12), st.one_of(st.text(max_size=20), st.integers(), st.booleans())))
+def test_lint_never_raises_and_always_returns_issues_of_the_same_shape(env):
+    errors, warnings = nccl_env.lint(env)
+    for item in errors + warnings:
+        assert set(item) == {"variable", "value", "message"}
+        assert isinstance(item["message"], str) and item["message"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=-5, max_value=300))
+def test_ib_tc_range_property(value):
+    errors, _ = nccl_env.lint({"NCCL_IB_TC": value})
+    assert (errors == []) == (0 <= value <= 255)
