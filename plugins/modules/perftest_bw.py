@@ -29,7 +29,7 @@ description:
     C(max(min_gbps, min_link_fraction x port rate x (2 if bidirectional))), the port rate is read from
     C(<sysfs_root>/class/infiniband/<device>/ports/<ib_port>/rate). The BW average is gated, since perftest
     does not measure the peak with C(-D).
-  - The task never reports C(changed): a measurement does not change the host.
+  - The task never reports C(changed), since a measurement does not change the host.
 extends_documentation_fragment:
   - ibtune.fabric.sysfs
   - ibtune.fabric.attributes
@@ -568,7 +568,10 @@ def _run(module, params, argv, json_file, where, result):  # noqa: PLR0917
     connect_deadline = start + params["connect_timeout"]
     previous = {}
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        previous[signum] = signal.signal(signum, _on_signal)
+        try:
+            previous[signum] = signal.signal(signum, _on_signal)
+        except ValueError:  # not the main thread: rely on the finally blocks and PDEATHSIG
+            break
     failure = None
     parsed = perftest.empty_result()
     try:

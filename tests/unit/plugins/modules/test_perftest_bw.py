@@ -204,8 +204,10 @@ def test_client_retries_closed_port_until_connect_timeout():
     took = time.monotonic() - start
     assert res.failed
     assert res["failure"]["kind"] == "connect"
-    assert res["attempts"] >= 4  # about every 0.5 s for 2.5 s
-    assert 2.0 <= took < 6.0
+    # Tried again and again (every ~0.5 s plus the start of a process, slower on a loaded CI box)
+    # until connect_timeout: the loop stops only once less than 0.5 s of it is left.
+    assert res["attempts"] >= 2
+    assert 2.0 <= res["elapsed_s"] <= took < 2.5 + 10
     assert "127.0.0.1:%d" % port in res["msg"]
     assert "attempts in" in res["failure"]["message"]
     assert "Couldn't connect to 127.0.0.1:%d" % port in res["stderr"]
@@ -246,7 +248,7 @@ def test_server_timeout_kills_the_process_group(monkeypatch):
             role="server",
             device="mlx5_0",
             tcp_port=free_port(),
-            timeout=1.5,
+            timeout=3,
             executable=FAKE,
             extra_args=["--marker=%s" % marker],
         ),
@@ -254,10 +256,11 @@ def test_server_timeout_kills_the_process_group(monkeypatch):
     took = time.monotonic() - start
     assert res.failed
     assert res["failure"]["kind"] == "timeout"
-    assert res["failure"]["message"] == "no client connected within 1.5 s"
-    assert "no client connected within 1.5 s" in res["msg"]
+    assert res["failure"]["message"] == "no client connected within 3 s"
+    assert "no client connected within 3 s" in res["msg"]
     assert res["rc"] == -signal.SIGTERM
-    assert took < 1.5 + 4
+    assert "Waiting for client to connect" in res["stdout"]  # it was up, blocked in accept()
+    assert 3 <= took < 3 + 8
     assert processes_with(marker) == []  # neither the server nor its child survived
 
 
