@@ -435,3 +435,72 @@ def test_sigkill_to_the_module_takes_perftest_along(tmp_path):
     finally:
         for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------------------------
+# contract with the lab's perftest simulator (tests/lab/perftest_sim.py, owned by the lab): the
+# module's argv must be accepted and its output parsed, server and client both run by the module's
+# process handling on loopback.
+
+LAB = ROOT / "tests" / "lab"
+SIM = LAB / "perftest_sim.py"
+needs_sim = pytest.mark.skipif(not SIM.is_file(), reason="the lab simulator tests/lab/perftest_sim.py is absent")
+
+
+@pytest.fixture
+def lab_nodes(tmp_path, monkeypatch):
+    sys.path.insert(0, str(LAB))
+    try:
+        import sysfs_tree  # noqa: PLC0415 - lab helper, only on this path
+    finally:
+        sys.path.remove(str(LAB))
+    spec = json.loads((LAB / "fabric" / "nodes" / "default.json").read_text())
+    roots = {}
+    for node in ("node1", "node2"):
+        roots[node] = str(tmp_path / node / "sys")
+        sysfs_tree.build_tree(roots[node], spec)
+    fabric = tmp_path / "fabric.json"
+    fabric.write_text(json.dumps({"links": {"node1/mlx5_1<->node2/mlx5_1": 180.0}}))
+    exe = tmp_path / "bin" / "ib_write_bw"
+    exe.parent.mkdir()
+    exe.symlink_to(SIM)
+    monkeypatch.setenv("IBTUNE_LAB_FABRIC", str(fabric))
+    return roots, str(exe)
+
+
+def _sim_server(roots, exe, port, device):
+    env = dict(os.environ, IBTUNE_LAB_NODE="node1", IBTUNE_LAB_SYSFS=roots["node1"])
+    argv = [exe, "-d", device, "-i", "1", "-q", "1", "-s", "65536", "-p", str(port), "--report_gbits", "-F"]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@needs_sim
+@pytest.mark.parametrize(("device", "passes"), [("mlx5_0", True), ("mlx5_1", False)])
+def test_module_client_against_the_lab_simulator(lab_nodes, monkeypatch, device, passes):
+    roots, exe = lab_nodes
+    monkeypatch.setenv("IBTUNE_LAB_NODE", "node2")
+    monkeypatch.setenv("IBTUNE_LAB_SYSFS", roots["node2"])
+    port = free_port()
+    # the client starts first and has to retry until the server listens
+    timer = threading.Timer(1.0, lambda: servers.append(_sim_server(roots, exe, port, device)))
+    servers = []
+    timer.start()
+    try:
+        res = run_module(
+            perftest_bw,
+            client_args(port, device=device, executable=exe, sysfs_root=roots["node2"], min_link_fraction=0.9),
+        )
+    finally:
+        timer.join()
+        for proc in servers:
+            proc.communicate(timeout=30)
+    assert res["attempts"] >= 2
+    assert res["link_rate_gbps"] == 400.0 and res["threshold_gbps"] == 360.0
+    assert res["passed"] is passes
+    if passes:
+        assert res["bw_avg_gbps"] > 360.0, res["msg"]
+    else:
+        assert res["bw_avg_gbps"] == pytest.approx(180.0, abs=0.5)
+        assert res["msg"].startswith(
+            "ib_write_bw mlx5_1:1 -> 127.0.0.1: 180.0 Gb/s average is below the threshold 360.0"
+        )
