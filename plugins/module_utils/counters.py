@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Port error/congestion counters: snapshots, deltas, saturation and threshold violations.
 
 Pure functions over the sysfs ABI; ib_counters and the validation role call them.

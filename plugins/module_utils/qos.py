@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The collection's one QoS model (``ibtune_qos``) and what every layer derives from it.
 
 NCCL_IB_TC / NCCL_IB_SL, host PFC/ECN/trust, switch config and OpenSM's QoS all come from

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure readers for the Linux RDMA sysfs ABI (/sys/class/infiniband and friends).
 
 Everything takes a ``sysfs_root`` so that fixture trees and the lab can stand in for

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -21,9 +21,9 @@ description:
     port_rcv_remote_physical_errors, excessive_buffer_overrun_errors, port_rcv_errors) allow no
     increase by default. Congestion counters (port_xmit_wait...) are reported, not gated, unless given in
     O(thresholds).
-  - Counters pinned at their bit-width maximum are listed in C(saturated): such a counter can no longer
-    show an increase, so "no increase" would be a lie. Clear them (C(perfquery -R)) before a run.
-  - C(N/A (no PMA)) values and drivers without C(counters/) are skipped, not errors.
+  - Counters pinned at their bit-width maximum are listed in C(saturated). Such a counter can no longer
+    show an increase, so "no increase" would be a lie; clear them (C(perfquery -R)) before a run.
+  - Values like C(N/A (no PMA)) and drivers without C(counters/) are skipped, not errors.
 extends_documentation_fragment:
   - ibtune.fabric.sysfs
   - ibtune.fabric.attributes
@@ -53,7 +53,7 @@ options:
     type: bool
     default: true
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""
