@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pair planning for fabric validation: rounds of disjoint [server, client] pairs.
 
 Pure functions; the filters ``pair_rounds`` and ``retest_rounds`` wrap them. A round is a list of
@@ -73,7 +73,7 @@ def _all_pairs(hosts):
             base = r + m
             up = triple[base + 1 : base + half]
             down = triple[base - half + 1 : base][::-1]
-            pairs = list(map(list, zip(up, down)))
+            pairs = [[a, b] for a, b in zip(up, down)]
             if fixed is not None:
                 pairs.append([fixed, ring[r]] if r % 2 else [ring[r], fixed])
             append(pairs)
@@ -264,32 +264,45 @@ def pair_rounds(hosts, strategy="all_pairs", rounds=None, seed=None, groups=None
 
 
 def _host_outcomes(results):
-    """First-pass results -> (failed partners per host, passed partners per host, hosts seen,
-    failing role per host)."""
+    """First-pass results -> (failed partners per host, passed partners per host, failing role
+    counts per host)."""
     failed = {}
     passed = {}
     roles = {}
     for item in results:
-        if int(item.get("pass") or 1) != 1:
+        pass_no = item.get("pass")
+        if pass_no not in (None, 1, "1", ""):
             continue
         server, client = item.get("server"), item.get("client")
         if not server or not client:
             continue
-        for host, other, role in ((server, client, "server"), (client, server, "client")):
-            failed.setdefault(host, set())
-            passed.setdefault(host, set())
-            if item.get("passed"):
-                passed[host].add(other)
-            else:
-                failed[host].add(other)
-                roles.setdefault(host, {"server": 0, "client": 0})[role] += 1
+        if server not in failed:
+            failed[server] = set()
+            passed[server] = set()
+        if client not in failed:
+            failed[client] = set()
+            passed[client] = set()
+        if item.get("passed"):
+            passed[server].add(client)
+            passed[client].add(server)
+        else:
+            failed[server].add(client)
+            failed[client].add(server)
+            roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
+            roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
     return failed, passed, roles
 
 
 def first_pass_suspects(results):
+    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners): see _first_pass."""
+    nodes, links, good, failed, _roles = _first_pass(results)
+    return nodes, links, good, failed
+
+
+def _first_pass(results):
     """The first-pass localization rule, shared with the report.
 
-    Returns (suspect_nodes, suspect_link_pairs, known_good, failed_partners).
+    Returns (suspect_nodes, suspect_link_pairs, known_good, failed_partners, failing_roles).
 
     A node that failed with two or more different partners is a suspect node. Partners that are
     themselves suspect nodes do not count (they explain the failure): the node failing with the
@@ -331,7 +344,7 @@ def first_pass_suspects(results):
     known_good = sorted(
         h for h in failed if h not in nodes and h not in in_links and passed[h] and not (failed[h] - nodes)
     )
-    return sorted(nodes), sorted(links), known_good, failed
+    return sorted(nodes), sorted(links), known_good, failed, roles
 
 
 def retest_rounds(results, hosts=None, partners=1):
@@ -357,8 +370,7 @@ def retest_rounds(results, hosts=None, partners=1):
         raise ValueError("partners must be a whole number >= 1, got %r" % (partners,))
     if partners < 1:
         raise ValueError("partners must be >= 1, got %d" % partners)
-    suspect_nodes, links, known_good, failed = first_pass_suspects(results)
-    _f, _p, roles = _host_outcomes(results)
+    suspect_nodes, links, known_good, failed, roles = _first_pass(results)
     allowed = None if hosts is None else set(_check_hosts(hosts))
     subjects = []
     for host in suspect_nodes + [h for link in links for h in link]:

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,8 +13,8 @@ module: fabric_report
 short_description: Judge perftest pair results and counter deltas, name the bad node or link, write the report
 version_added: 0.1.0
 description:
-  - Runs on the controller (C(delegate_to: localhost), C(run_once: true)) with the pair results and counter
-    violations gathered from every node by the C(ibtune.fabric.fabric_validate) role.
+  - "Runs on the controller (C(delegate_to: localhost), C(run_once: true)) with the pair results and counter
+    violations gathered from every node by the C(ibtune.fabric.fabric_validate) role."
   - Applies the thresholds (each result's own C(threshold_gbps), raised to O(min_gbps) when that is higher).
   - Localizes faults. First pass - a node that failed with two or more different partners is a suspect node
     (partners already named suspect nodes do not count); a pair that failed alone is a suspect link; a node all
@@ -96,7 +96,7 @@ options:
     description: An identifier of this run stored in the report; default is the UTC time, C(20261130T094500Z).
     type: str
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""
