@@ -213,8 +213,10 @@ def test_client_retries_closed_port_until_connect_timeout():
     assert "Couldn't connect to 127.0.0.1:%d" % port in res["stderr"]
 
 
-def test_client_retry_reaches_a_server_that_starts_late(fake_server):
+def test_client_retry_reaches_a_server_that_starts_late(fake_server, monkeypatch):
     port = free_port()
+    # set before the first client attempt: a client started just before the server listens must print it too
+    monkeypatch.setenv("FAKE_PERFTEST_OUTPUT", str(CLIENT_SAMPLE))
     timer = threading.Timer(1.2, fake_server, args=(CLIENT_SAMPLE, port))
     timer.start()
     try:
