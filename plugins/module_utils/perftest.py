@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure helpers for perftest's bandwidth tools (ib_write_bw, ib_read_bw, ib_send_bw).
 
 - ``build_argv(params)``: the argument vector (a list, never a shell string).
