@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters pair_rounds and retest_rounds: plan perftest pairs (docs in pair_rounds.yml, retest_rounds.yml)."""
 
 from __future__ import absolute_import, division, print_function

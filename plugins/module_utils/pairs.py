@@ -110,12 +110,14 @@ def _random(hosts, rounds, seed):
             raise ValueError("rounds must be a whole number >= 1 for strategy random, got %r" % (rounds,))
     if rounds < 1:
         raise ValueError("rounds must be >= 1 for strategy random, got %d" % rounds)
+    if seed is not None and not isinstance(seed, (int, float, str)):
+        raise ValueError("seed must be a number or a string, got %r" % (seed,))
     rng = random.Random(_default_seed(hosts) if seed is None else seed)
     order = list(hosts)
     n = len(order)
     used = set()
     out = []
-    for _ in range(rounds):
+    for _round in range(rounds):
         best = None
         best_repeats = None
         # a few reshuffles to avoid repeating a pair already measured (cheap; rare for large N)

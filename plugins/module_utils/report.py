@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fabric validation report: verdict, fault localization, baseline and the report files.
 
 Pure functions (no Ansible imports); the fabric_report module is the thin wrapper.

@@ -294,6 +294,8 @@ def main():
     except ValueError as exc:
         module.fail_json(msg="fabric_report: %s" % to_native(exc))
 
+    if not report["results"]:
+        module.warn("fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)")
     files = render_all(report)
     dest = p["dest"]
     paths = [os.path.join(dest, name) for name in sorted(REPORT_FILES)]

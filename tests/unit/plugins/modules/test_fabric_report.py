@@ -182,3 +182,9 @@ def test_promtool_would_fail_on_a_bad_file(tmp_path):
     bad = tmp_path / "bad.prom"
     bad.write_text("ibtune_validation_passed{host=} 1\n")
     assert promtool_findings(bad) != []
+
+
+def test_no_results_passes_with_a_warning(tmp_path):
+    res = run_module(fabric_report, {"results": [], "dest": str(tmp_path)})
+    assert not res.failed and res["passed"] is True
+    assert any("no pair results: no link was measured" in w for w in res.get("warnings", []))
