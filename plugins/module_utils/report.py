@@ -522,7 +522,9 @@ def build_report(
         "results": results,
     }
     report["headline"] = headline(report)
-    report["message"] = "Fabric validation passed: %s" % report["headline"] if passed else failure_message(report)
+    report["message"] = (
+        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :] if passed else failure_message(report)
+    )
     return report
 
 
@@ -551,8 +553,30 @@ def headline(report):
 # Renderers
 
 
-def to_json(report):
-    return json.dumps(report, indent=2, sort_keys=True) + "\n"
+def _compact(value):
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+
+def to_json(data):
+    """JSON with one line per top-level key and per item of a top-level list or dict (one line per
+    pair result, per baseline link): readable and diff-friendly, and json's C encoder stays in use
+    (indent= would switch to the pure-Python one, 4x slower on thousands of results)."""
+    if not data:
+        return "{}\n"
+    lines = []
+    keys = sorted(data)
+    for index, key in enumerate(keys):
+        value = data[key]
+        comma = "," if index < len(keys) - 1 else ""
+        if isinstance(value, list) and value:
+            items = ",\n".join("    " + _compact(item) for item in value)
+            lines.append("  %s: [\n%s\n  ]%s" % (_compact(key), items, comma))
+        elif isinstance(value, dict) and value:
+            items = ",\n".join("    %s: %s" % (_compact(k), _compact(value[k])) for k in sorted(value))
+            lines.append("  %s: {\n%s\n  }%s" % (_compact(key), items, comma))
+        else:
+            lines.append("  %s: %s%s" % (_compact(key), _compact(value), comma))
+    return "{\n%s\n}\n" % "\n".join(lines)
 
 
 def _num(value):

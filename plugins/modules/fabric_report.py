@@ -237,6 +237,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report import (
     write_atomic,
 )
 
+INVOCATION_LIMIT = 100
+
 
 def main():
     module = AnsibleModule(
@@ -331,6 +333,13 @@ def main():
         baseline_updated=baseline_updated,
         msg=report["message"],
     )
+    # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
+    # for thousands of pair results that is most of the module's time and a copy nobody reads.
+    args = dict(p)
+    for key in ("results", "counter_violations", "saturated"):
+        if len(args[key]) > INVOCATION_LIMIT:
+            args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
+    result["invocation"] = {"module_args": args}
     if not report["passed"] and p["fail_on_failure"]:
         module.fail_json(**result)
     module.exit_json(**result)

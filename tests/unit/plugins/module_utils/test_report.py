@@ -107,7 +107,7 @@ def test_clean_fabric_passes():
     assert rep["passed"] is True
     assert rep["suspect_nodes"] == [] and rep["suspect_links"] == [] and rep["failed_pairs"] == []
     assert len(rep["known_good"]) == 8
-    assert rep["message"].startswith("Fabric validation passed: PASSED: 0 of 28 pair results failed on 8 hosts")
+    assert rep["message"].startswith("Fabric validation passed: 0 of 28 pair results failed on 8 hosts")
 
 
 def test_bad_node_and_bad_link_told_apart_by_the_second_pass():
