@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -48,7 +48,7 @@ extends_documentation_fragment:
   - ibtune.fabric.attributes
   - ibtune.fabric.attributes.READ_ONLY
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""
@@ -88,7 +88,7 @@ lint_warnings:
   elements: dict
   sample: [{variable: NCCL_IB_HCA, value: mlx5_1, message: "NCCL_IB_HCA=mlx5_1 has no '=' prefix, ..."}]
 env:
-  description: The variables as NCCL sees them (for I(path): first occurrence of each name).
+  description: The variables as NCCL sees them (for I(path), the first occurrence of each name).
   returned: always
   type: dict
   sample: {NCCL_IB_TIMEOUT: "22"}

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,10 +13,10 @@ module: nccl_log_check
 short_description: Read NCCL debug logs for the network NCCL used, IB-to-socket fallback and WARN lines
 version_added: 0.1.0
 description:
-  - Reads NCCL logs written with C(NCCL_DEBUG=INFO) (files, globs, or I(content)) and reports the networks NCCL said
+  - "Reads NCCL logs written with C(NCCL_DEBUG=INFO) (files, globs, or I(content)) and reports the networks NCCL said
     it used (C(Using network IB|Socket|<plugin>)), whether NCCL tried IB and fell back to sockets
     (C(NET/IB : No device found.)), every C(NCCL WARN) line with its file and line number, NCCL versions, and the
-    variables NCCL picked up (C(<VAR> set by environment to <value>)), which shows that /etc/nccl.conf was read.
+    variables NCCL picked up (C(<VAR> set by environment to <value>)), which shows that /etc/nccl.conf was read."
   - Fails when I(expect_transport) is not the network NCCL used (the message says which network NCCL used instead
     and why, e.g. no IB device or C(NCCL_IB_DISABLE=1)), or with I(fail_on_warn) when there are WARN lines.
   - With I(textfile_dir), writes C(ibtune_nccl.prom) there for node_exporter's textfile collector.
@@ -54,7 +54,7 @@ attributes:
   diff_mode:
     support: none
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -118,7 +118,7 @@ attributes:
   diff_mode:
     support: none
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""
@@ -147,7 +147,7 @@ RETURN = r"""
 rows:
   description:
     - One row per size of the first collective, as nccl-tests prints them. C(size) in bytes, C(time_us), C(algbw) and
-      C(busbw) in GB/s (10^9 B/s) are the out-of-place figures (torch's all_reduce: its in-place figure),
+      C(busbw) in GB/s (10^9 B/s) are the out-of-place figures (for torch's all_reduce, its in-place figure),
       C(in_place_*) the in-place ones (null when not measured), C(wrong) the wrong elements (null when not checked).
   returned: success or benchmark failure with output
   type: list
@@ -225,7 +225,6 @@ log_file:
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -236,18 +235,17 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_torch import SC
 TORCH_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 
 
-def _run(argv, env, timeout):
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    except OSError as exc:
-        return 127, "", "cannot start %s: %s" % (argv[0], exc)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        return 124, out.decode("utf-8", "replace"), "timed out after %d s" % timeout
-    return proc.returncode, out.decode("utf-8", "replace"), None
+def _run(module, argv, env, timeout):
+    """Run argv (no shell) under coreutils' timeout; NCCL logs to stdout, Python to stderr: keep both."""
+    wrapper = module.get_bin_path("timeout")
+    full = ([wrapper, "--kill-after=30", str(timeout)] if wrapper else []) + list(argv)
+    rc, out, err = module.run_command(full, environ_update=env)
+    text = out + (("\n" + err) if err else "")
+    if wrapper and rc in (124, 137):
+        return rc, text, "timed out after %d s" % timeout
+    if rc == 127 and not out:
+        return rc, text, "cannot start %s" % argv[0]
+    return rc, text, None
 
 
 def _tail(text, lines=8):
@@ -296,7 +294,7 @@ def run_nccl_tests(module, params, env):
             json_path = os.path.join(module.tmpdir, "%s.json" % collective)
             cmd += ["-J", json_path]
         cmd += list(params["extra_args"])
-        rc, out, err = _run(cmd, env, params["timeout"])
+        rc, out, err = _run(module, cmd, env, params["timeout"])
         output.append(out)
         parsed = nccl_tests.parse_text(out)
         if json_path and os.path.exists(json_path):
@@ -335,7 +333,7 @@ def run_torch(module, params, env):
     }
     python = params["python_executable"] or sys.executable
     cmd = [python, script, json.dumps(cfg)]
-    rc, out, err = _run(cmd, env, params["timeout"])
+    rc, out, err = _run(module, cmd, env, params["timeout"])
     results = {}
     doc = None
     if rc == 0 and os.path.exists(out_json):
@@ -418,8 +416,7 @@ def main():
         except ValueError as exc:
             module.fail_json(msg=str(exc))
 
-    env = dict(os.environ)
-    env.update({str(k): str(v) for k, v in params["env"].items()})
+    env = {str(k): str(v) for k, v in params["env"].items()}
     if params["nccl_debug"]:
         env["NCCL_DEBUG"] = params["nccl_debug"]
     if module.check_mode:
