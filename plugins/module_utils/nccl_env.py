@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Lint NCCL environments against nccl_schema, and read/write NCCL's KEY=VALUE config files.
 
 NCCL reads ``$NCCL_CONF_FILE`` (2.23+) or ``~/.nccl.conf``, then ``/etc/nccl.conf``, line by line:
@@ -364,7 +364,7 @@ def _cross_checks(values, errors, warnings, context):
             _issue(
                 "NCCL_MIN_CTAS",
                 values["NCCL_MIN_CTAS"],
-                "NCCL_MIN_CTAS=%d is above NCCL_MAX_CTAS=%d: make the minimum <= the maximum" % (low, high),
+                "NCCL_MIN_CTAS=%s is above NCCL_MAX_CTAS=%s: make the minimum <= the maximum" % (low, high),
             )
         )
     timeout = _int_or_none(values.get("NCCL_IB_TIMEOUT"))
@@ -378,8 +378,8 @@ def _cross_checks(values, errors, warnings, context):
             _issue(
                 "NCCL_IB_TC",
                 values["NCCL_IB_TC"],
-                "NCCL_IB_TC=%d has both ECN bits set (CE, 'congestion experienced') on every packet: "
-                "use DSCP << 2 | 2 (ECT0) or | 1 (ECT1), e.g. %d" % (tc, (tc >> 2) << 2 | 2),
+                "NCCL_IB_TC=%s has both ECN bits set (CE, 'congestion experienced') on every packet: "
+                "use DSCP << 2 | 2 (ECT0) or | 1 (ECT1), e.g. %s" % (tc, (tc >> 2) << 2 | 2),
             )
         )
     if values.get("NCCL_IB_DISABLE") == "1":
