@@ -373,10 +373,11 @@ def _violation(item, index):
     out["port"] = _int_or(item.get("port"), 1)
     out["counter"] = str(item.get("counter") or "unknown")
     out["category"] = str(item.get("category") or "other")
-    delta = item.get("delta")
-    if delta is None and item.get("after") is not None and item.get("before") is not None:
-        delta = item["after"] - item["before"]
-    out["delta"] = _int_or(delta, 0)
+    delta = _int_or(item.get("delta"), None)
+    before, after = _int_or(item.get("before"), None), _int_or(item.get("after"), None)
+    if delta is None and before is not None and after is not None:
+        delta = after - before
+    out["delta"] = delta if delta is not None else 0
     return out
 
 

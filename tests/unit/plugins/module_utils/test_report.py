@@ -436,6 +436,13 @@ def test_message_is_capped(failed_report):
     assert rep["message"].count("link_downed") == 10
 
 
+def test_violation_delta_from_before_and_after():
+    violation = {"host": "n1", "device": "mlx5_0", "port": "1", "counter": "link_downed", "before": "3", "after": "5"}
+    rep = R.build_report([], [violation], now=NOW)
+    assert rep["counter_violations"][0]["delta"] == 2 and rep["counter_violations"][0]["port"] == 1
+    assert rep["message"] == "Fabric validation failed: n1 mlx5_0 port 1 link_downed +2"
+
+
 def test_bad_settings():
     with pytest.raises(ValueError, match="regression_tolerance must be >= 0 and < 1"):
         R.build_report([], regression_tolerance=1.5)
