@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write RDMA hw_counters as Prometheus textfile metrics.
 
 node_exporter's infiniband collector exports ports/<n>/hw_counters/* only from node_exporter 1.11.0; older
