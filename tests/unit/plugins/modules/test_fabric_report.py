@@ -204,3 +204,70 @@ def test_large_result_lists_are_not_echoed_back(tmp_path):
     assert res["invocation"]["module_args"]["dest"] == str(tmp_path)
     small = run_module(fabric_report, {"results": run_fabric(HOSTS), "dest": str(tmp_path)})
     assert len(small["invocation"]["module_args"]["results"]) == 15
+
+
+PLAY = """
+- hosts: localhost
+  gather_facts: false
+  vars:
+    nodes: [node1, node2, node3, node4, node5, node6]
+    plan: "{{ nodes | ibtune.fabric.pair_rounds('all_pairs') }}"
+  tasks:
+    - name: Results as the role gathers them (node4's rail is slow)
+      ansible.builtin.set_fact:
+        results: >-
+          {%- set out = [] -%}
+          {%- for round in plan -%}{%- set r = loop.index -%}{%- for pair in round -%}
+          {%- set slow = 'node4' in pair -%}
+          {%- set _ = out.append({'server': pair[0], 'server_device': 'mlx5_0', 'server_port': 1,
+                'client': pair[1], 'client_device': 'mlx5_0', 'client_port': 1, 'test': 'write',
+                'bw_avg_gbps': 170.5 if slow else 391.2, 'bw_peak_gbps': none, 'threshold_gbps': 360.0,
+                'passed': not slow, 'failure': none, 'round': r, 'pass': 1, 'duration_s': 5}) -%}
+          {%- endfor -%}{%- endfor -%}
+          {{ out }}
+    - name: Judge
+      ibtune.fabric.fabric_report:
+        results: "{{ results }}"
+        counter_violations: []
+        dest: "{{ dest }}"
+      register: verdict
+      ignore_errors: true
+    - name: Show
+      ansible.builtin.debug:
+        msg: "{{ verdict }}"
+"""
+
+
+def test_in_a_real_play(tmp_path):
+    import os
+    import sys
+
+    bin_dir = os.path.dirname(sys.executable)
+    root = os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    )
+    play = tmp_path / "play.yml"
+    play.write_text(PLAY)
+    env = dict(os.environ)
+    env.update(
+        PATH="%s:%s" % (bin_dir, env.get("PATH", "")),
+        ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"),
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(root, ".collections"),
+        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+        ANSIBLE_LOCALHOST_WARNING="False",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="False",
+    )
+    dest = tmp_path / "out"
+    for check in (True, False):
+        argv = [os.path.join(bin_dir, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(play)]
+        argv += ["-e", "dest=%s" % dest, "-e", "ansible_python_interpreter=%s" % sys.executable]
+        argv += ["--check"] if check else []
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+        data = json.loads(proc.stdout)
+        verdict = data["plays"][0]["tasks"][2]["hosts"]["localhost"]["msg"]
+        assert verdict["failed"] is True and verdict["passed"] is False
+        assert verdict["msg"].startswith(
+            "Fabric validation failed: suspect node node4 (failed with node1, node2, node3"
+        )
+        assert dest.exists() is not check  # check mode writes nothing
+    assert sorted(p.name for p in dest.iterdir()) == FILES
