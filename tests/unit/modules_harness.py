@@ -9,6 +9,8 @@ import json
 from contextlib import redirect_stdout
 
 import pytest
+from ansible.module_utils import _internal
+from ansible.module_utils.common import warnings as _warnings
 from ansible.module_utils.testing import patch_module_args
 
 
@@ -23,6 +25,14 @@ def run_module(module, args, check_mode=False):
     if check_mode:
         args["_ansible_check_mode"] = True
     out = io.StringIO()
-    with patch_module_args(args), redirect_stdout(out), pytest.raises(SystemExit):
-        module.main()
+    # Filter tests in the same pytest process import Ansible's controller side, after which
+    # module warnings would go to the controller's display: run as a module process would.
+    saved = _internal.is_controller
+    _internal.is_controller = False
+    _warnings._global_warnings.clear()
+    try:
+        with patch_module_args(args), redirect_stdout(out), pytest.raises(SystemExit):
+            module.main()
+    finally:
+        _internal.is_controller = saved
     return ModuleResult(json.loads(out.getvalue()))
