@@ -180,7 +180,7 @@ def _pfc_list(value):
 
 def _dscp_map(value):
     """dscp2prio with int keys (JSON turns them into strings)."""
-    return {int(k): int(v) for k, v in (value or {}).items()}
+    return {int(k): int(v) for k, v in (value or {}).items() if v is not None}
 
 
 def _parse_env_int(env, name, low, high, errors):

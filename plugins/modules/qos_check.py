@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -61,7 +61,7 @@ extends_documentation_fragment:
   - ibtune.fabric.attributes
   - ibtune.fabric.attributes.READ_ONLY
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""
@@ -92,8 +92,10 @@ errors:
   type: list
   elements: str
   sample: ["NCCL_IB_TC=41 marks DSCP 10, but lossless traffic is DSCP 26 on priority 3: set NCCL_IB_TC=106."]
-warnings:
-  description: Things worth a look that do not break QoS by themselves.
+qos_warnings:
+  description:
+    - Things worth a look that do not break QoS by themselves (also shown as task warnings; Ansible reserves the
+      C(warnings) key for those).
   returned: always
   type: list
   elements: str
@@ -164,7 +166,10 @@ def main():
         report = check_layers(params["qos"], params["nccl_env"], host_state, params["switch_state"])
     except QosModelError as exc:
         module.fail_json(msg=str(exc))
-    result = dict(changed=False, **report)
+    qos_warnings = report.pop("warnings")
+    for warning in qos_warnings:
+        module.warn(warning)
+    result = dict(changed=False, qos_warnings=qos_warnings, **report)
     if host_state is not None:
         result["host_state"] = host_state
     if report["errors"]:
@@ -178,7 +183,7 @@ def main():
     else:
         result["msg"] = "QoS layers agree (%s)%s" % (
             report["mode"],
-            ", %d warning(s)" % len(report["warnings"]) if report["warnings"] else "",
+            ", %d warning(s)" % len(qos_warnings) if qos_warnings else "",
         )
     module.exit_json(**result)
 

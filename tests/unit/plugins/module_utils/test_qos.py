@@ -191,3 +191,10 @@ def test_ib_sl_out_of_range():
 def test_ib_tc_is_a_warning():
     report = check_layers(IB, {"NCCL_IB_TC": "106"})
     assert report["errors"] == [] and "InfiniBand fabric" in report["warnings"][0]
+
+
+def test_unknown_dscp_entries_from_roce_qos_are_ignored():
+    # roce_qos reports null for DSCPs mlnx_qos does not list (trust pcp prints no map).
+    host = {"trust": "pcp", "pfc": [0] * 8, "dscp2prio": {"26": None, "48": None}}
+    errors = check_layers({}, {"NCCL_IB_TC": "106"}, host)["errors"]
+    assert len(errors) == 2 and errors[0].startswith("the host trusts pcp")
