@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -85,12 +85,12 @@ attributes:
     details: Reads the current state and reports the changes it would make, running nothing that changes state.
   diff_mode:
     support: full
-    details: Before and after are one line per knob, e.g. C(eth0 pfc: 0,0,0,1,0,0,0,0).
+    details: "Before and after are one line per knob, e.g. C(eth0 pfc: 0,0,0,1,0,0,0,0)."
 notes:
   - Needs root for the sysfs and configfs writes, and C(mlnx_qos) from mlnx-tools (MLNX_OFED/DOCA or the
     mlnx-tools package).
 author:
-  - ibtune.fabric contributors
+  - ibtune.fabric contributors (@ibtune)
 """
 
 EXAMPLES = r"""

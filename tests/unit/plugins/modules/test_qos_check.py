@@ -65,3 +65,11 @@ def test_mlnx_qos_failure_is_one_sentence(tmp_path, monkeypatch):
     result = run_module(qos_check, {"netdev": "nosuch0", "executable": STAND_IN})
     assert result.failed
     assert result["msg"].startswith(STAND_IN + " -i nosuch0 failed (rc 1): Netlink error: No such device")
+
+
+def test_warnings_come_back_as_qos_warnings_and_task_warnings():
+    result = run_module(qos_check, {"qos": {"mode": "infiniband"}, "nccl_env": {"NCCL_IB_TC": "106"}})
+    assert not result.failed
+    assert result["qos_warnings"] == ["NCCL_IB_TC=106 is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL."]
+    assert [w["event"]["msg"] for w in result["warnings"]] == result["qos_warnings"]
+    assert result["msg"] == "QoS layers agree (infiniband), 1 warning(s)"
