@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Lab validation wall time against rounds x test duration (printed figures, no assertions).
+#
+# For each node count (LAB_BENCH_NODES, default "4 8") a lab of that many containers is brought up
+# (names ibt-labbench-nodeN on network ibt-labbench-net, so it never collides with Molecule's lab),
+# then playbooks/validate_fabric.yml runs for each strategy (LAB_BENCH_STRATEGIES, default
+# "all_pairs ring") and duration (LAB_BENCH_DURATIONS, default "2 5"). Printed per run: rounds, the
+# ideal time (rounds x duration), the first pass's wall time as the role measures it (from the first
+# round's start to the last round's end), its ratio to the ideal, and the whole playbook's wall time.
+# The lab is removed at the end (LAB_BENCH_KEEP=1 keeps it).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$root/.venv/bin:$PATH" ANSIBLE_CONFIG="$root/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$root/.collections"
+export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=False ANSIBLE_NOCOLOR=1
+nodes_list=${LAB_BENCH_NODES:-"4 8"}
+strategies=${LAB_BENCH_STRATEGIES:-"all_pairs ring"}
+durations=${LAB_BENCH_DURATIONS:-"2 5"}
+out="$root/build/lab-bench"
+mkdir -p "$out"
+net=ibt-labbench-net
+
+inventory() {  # $1 = node count -> inventory dir (hosts + the lab's group_vars)
+  local n=$1 dir="$out/inventory-$1"
+  mkdir -p "$dir"
+  ln -sfn "$root/inventories/lab/group_vars" "$dir/group_vars"
+  {
+    echo "all:"
+    echo "  children:"
+    echo "    lab_nodes:"
+    echo "      children:"
+    echo "        gpu_nodes:"
+    echo "          hosts:"
+    for i in $(seq 1 "$n"); do echo "            ibt-labbench-node$i:"; done
+  } >"$dir/hosts.yml"
+  echo "$dir"
+}
+
+lab() {  # $1 = inventory, $2 = present|absent
+  ansible-playbook -i "$1" tests/lab/lab.yml -e lab_state="$2" -e lab_network=$net >"$out/lab-$2.log" 2>&1
+}
+
+printf '%-6s %-10s %7s %6s %9s %13s %7s %12s\n' nodes strategy rounds dur_s ideal_s first_pass_s ratio playbook_s
+for n in $nodes_list; do
+  inv=$(inventory "$n")
+  if ! lab "$inv" present; then
+    echo "lab of $n nodes did not come up (log: $out/lab-present.log)"; lab "$inv" absent; continue
+  fi
+  for strategy in $strategies; do
+    for d in $durations; do
+      log="$out/run-$n-$strategy-$d.log"
+      start=$(date +%s.%N)
+      ansible-playbook -i "$inv" playbooks/validate_fabric.yml -e fabric_validate_strategy="$strategy" \
+        -e fabric_validate_duration="$d" -e fabric_validate_report_dir="$out/reports-$n-$strategy-$d" >"$log" 2>&1
+      rc=$?
+      total=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+      line=$(grep -o 'first pass: [0-9]* round(s) in [0-9.]* s' "$log" | head -1)
+      rounds=$(sed -n 's/first pass: \([0-9]*\) round.*/\1/p' <<<"$line")
+      wall=$(sed -n 's/.* in \([0-9.]*\) s/\1/p' <<<"$line")
+      if [ -z "$rounds" ]; then echo "$n $strategy $d: no figures (rc=$rc, log: $log)"; continue; fi
+      ideal=$(( rounds * d ))
+      ratio=$(awk -v w="$wall" -v i="$ideal" 'BEGIN {printf "%.2f", w / i}')
+      printf '%-6s %-10s %7s %6s %9s %13s %7s %12.1f%s\n' "$n" "$strategy" "$rounds" "$d" "$ideal" "$wall" "$ratio" \
+        "$total" "$([ $rc -eq 0 ] || echo "  (rc=$rc, see $log)")"
+    done
+  done
+  [ "${LAB_BENCH_KEEP:-0}" = 1 ] || lab "$inv" absent
+done
+echo "host load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) on $(nproc) cores"
