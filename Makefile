@@ -41,6 +41,7 @@ lint: bootstrap
 	ruff format --check plugins tests bench
 	$(BIN)/python scripts/check_argspecs.py
 	$(BIN)/python scripts/argspec_docs.py --check
+	antsibull-changelog lint
 	ansible-lint --offline -q
 	@for pb in playbooks/*.yml; do ansible-playbook -i inventories/example --syntax-check $$pb >/dev/null || exit 1; done
 	@echo "syntax-check: playbooks/*.yml with inventories/example OK"
