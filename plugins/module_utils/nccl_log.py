@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read NCCL debug logs (NCCL_DEBUG=INFO/WARN): which network NCCL used, whether it fell back from
 IB to sockets and why, GPUDirect RDMA, versions, environment pickups and WARN lines.
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one schema of NCCL environment variables (NCCL 2.30 user guide, env.rst, plus FACTS.md).
 
 Each entry: ``type`` (how the value is checked), ``min``/``max`` or ``choices``, ``default`` (NCCL's,

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nccl-tests output (text table and ``-J`` JSON) and nccl-tests' bandwidth formulas.
 
 Text table (NVIDIA/nccl-tests src/util.cu): a ``#`` header naming the columns

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The torch.distributed benchmark that nccl_test's ``backend: torch`` runs on the node.
 
 SCRIPT is written to a temporary file by the module and run with the node's Python that has
