@@ -20,7 +20,7 @@ def timed(func):
     """(best wall ms, best CPU ms, result): CPU time is the steadier figure on a shared machine."""
     best = None
     best_cpu = None
-    for _ in range(REPEAT):
+    for _unused in range(REPEAT):
         start, start_cpu = time.perf_counter(), time.process_time()
         out = func()
         elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu

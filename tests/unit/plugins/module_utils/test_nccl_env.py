@@ -37,14 +37,14 @@ def test_seed_configuration_passes_clean():
 
 
 def test_unknown_name_gets_did_you_mean():
-    errors, _ = nccl_env.lint({"NCCL_IB_TIMOUT": "22", "NCCL_SOCKET_IFNAMES": "eth0"})
+    errors, _unused = nccl_env.lint({"NCCL_IB_TIMOUT": "22", "NCCL_SOCKET_IFNAMES": "eth0"})
     by_var = {e["variable"]: e["message"] for e in errors}
     assert "did you mean NCCL_IB_TIMEOUT" in by_var["NCCL_IB_TIMOUT"]
     assert "did you mean NCCL_SOCKET_IFNAME" in by_var["NCCL_SOCKET_IFNAMES"]
 
 
 def test_unknown_name_without_close_match():
-    errors, _ = nccl_env.lint({"NCCL_ZZZZZZZZZZZZ": "1"})
+    errors, _unused = nccl_env.lint({"NCCL_ZZZZZZZZZZZZ": "1"})
     assert "is not an NCCL variable" in errors[0]["message"]
     assert "did you mean" not in errors[0]["message"]
 
@@ -81,14 +81,14 @@ def test_unknown_name_without_close_match():
     ],
 )
 def test_type_and_range_errors(name, value, needle):
-    errors, _ = nccl_env.lint({name: value})
+    errors, _unused = nccl_env.lint({name: value})
     assert errors, (name, value)
     assert needle in errors[0]["message"]
     assert errors[0]["variable"] == name
 
 
 def test_removed_variable_is_an_error_naming_the_replacement():
-    errors, _ = nccl_env.lint({"NCCL_IB_CUDA_SUPPORT": 1, "NCCL_LL_THRESHOLD": 0})
+    errors, _unused = nccl_env.lint({"NCCL_IB_CUDA_SUPPORT": 1, "NCCL_LL_THRESHOLD": 0})
     text = " ".join(messages(errors))
     assert "NCCL_IB_CUDA_SUPPORT was removed in NCCL 2.4.0: use NCCL_NET_GDR_LEVEL" in text
     assert "NCCL_LL_THRESHOLD was removed in NCCL 2.5" in text
@@ -143,15 +143,15 @@ def test_exact_hca_lists_do_not_warn():
 
 
 def test_gid_index_on_infiniband_warns():
-    _, warnings = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="InfiniBand")
+    _unused, warnings = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="InfiniBand")
     assert "InfiniBand ports" in warnings[0]["message"]
 
 
 def test_gid_index_on_roce_depends_on_the_nccl_version():
-    _, new = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.21.5", link_layer="Ethernet")
-    _, old = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.18.3", link_layer="Ethernet")
-    _, unknown = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="Ethernet")
-    _, auto = nccl_env.lint({"NCCL_IB_GID_INDEX": -1}, nccl_version="2.28.9")
+    _unused, new = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.21.5", link_layer="Ethernet")
+    _unused, old = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, nccl_version="2.18.3", link_layer="Ethernet")
+    _unused, unknown = nccl_env.lint({"NCCL_IB_GID_INDEX": 3}, link_layer="Ethernet")
+    _unused, auto = nccl_env.lint({"NCCL_IB_GID_INDEX": -1}, nccl_version="2.28.9")
     assert "picks the RoCE v2 GID itself" in new[0]["message"]
     assert old == []
     assert "NCCL >= 2.21" in unknown[0]["message"]
@@ -159,16 +159,16 @@ def test_gid_index_on_roce_depends_on_the_nccl_version():
 
 
 def test_variable_newer_than_the_nccl_version_warns():
-    _, warnings = nccl_env.lint({"NCCL_SOCKET_RETRY_CNT": 10}, nccl_version="2.19.3")
+    _unused, warnings = nccl_env.lint({"NCCL_SOCKET_RETRY_CNT": 10}, nccl_version="2.19.3")
     assert "appeared in NCCL 2.24: NCCL 2.19.3 ignores it" in warnings[0]["message"]
 
 
 def test_cross_checks():
-    errors, _ = nccl_env.lint({"NCCL_SOCKET_NTHREADS": 16, "NCCL_NSOCKS_PERTHREAD": 8})
+    errors, _unused = nccl_env.lint({"NCCL_SOCKET_NTHREADS": 16, "NCCL_NSOCKS_PERTHREAD": 8})
     assert "exceeds NCCL's limit of 64" in errors[0]["message"]
-    errors, _ = nccl_env.lint({"NCCL_MIN_CTAS": 32, "NCCL_MAX_CTAS": 16})
+    errors, _unused = nccl_env.lint({"NCCL_MIN_CTAS": 32, "NCCL_MAX_CTAS": 16})
     assert "above NCCL_MAX_CTAS" in errors[0]["message"]
-    errors, _ = nccl_env.lint({"NCCL_IB_DISABLE": 1, "NCCL_NET": "IB"})
+    errors, _unused = nccl_env.lint({"NCCL_IB_DISABLE": 1, "NCCL_NET": "IB"})
     assert "contradicts NCCL_IB_DISABLE=1" in errors[0]["message"]
 
 
@@ -177,14 +177,16 @@ def test_values_from_yaml_are_rendered_as_nccl_reads_them():
     assert nccl_env.to_text(False) == "0"
     assert nccl_env.to_text(22) == "22"
     assert nccl_env.to_text(4.0) == "4"
-    errors, _ = nccl_env.lint({"NCCL_IB_DISABLE": True, "NCCL_IB_TIMEOUT": 22.0})
+    errors, _unused = nccl_env.lint({"NCCL_IB_DISABLE": True, "NCCL_IB_TIMEOUT": 22.0})
     assert errors == []
-    errors, _ = nccl_env.lint({"NCCL_IB_TIMEOUT": None, "NCCL_IB_HCA": ["mlx5_0"], "NCCL_DEBUG": "WARN\nNCCL_X=1"})
+    errors, _unused = nccl_env.lint(
+        {"NCCL_IB_TIMEOUT": None, "NCCL_IB_HCA": ["mlx5_0"], "NCCL_DEBUG": "WARN\nNCCL_X=1"}
+    )
     assert sorted(e["variable"] for e in errors) == ["NCCL_DEBUG", "NCCL_IB_HCA", "NCCL_IB_TIMEOUT"]
 
 
 def test_bad_names():
-    errors, _ = nccl_env.lint({"NCCL IB": "1", "1NCCL": "2"})
+    errors, _unused = nccl_env.lint({"NCCL IB": "1", "1NCCL": "2"})
     assert len(errors) == 2
 
 
@@ -215,7 +217,7 @@ def test_parse_conf_reads_like_nccl():
     ],
 )
 def test_parse_conf_flags_what_nccl_would_misread(line, needle):
-    _, problems = nccl_env.parse_conf(line + "\n")
+    _unused, problems = nccl_env.parse_conf(line + "\n")
     assert problems and needle in problems[0]["message"]
     assert problems[0]["severity"] == "error"
     assert problems[0]["line"] == 1
@@ -274,5 +276,5 @@ def test_lint_never_raises_and_always_returns_issues_of_the_same_shape(env):
 @settings(max_examples=200, deadline=None)
 @given(st.integers(min_value=-5, max_value=300))
 def test_ib_tc_range_property(value):
-    errors, _ = nccl_env.lint({"NCCL_IB_TC": value})
+    errors, _unused = nccl_env.lint({"NCCL_IB_TC": value})
     assert (errors == []) == (0 <= value <= 255)

@@ -106,7 +106,7 @@ def test_every_entry_is_well_formed(name):
 def test_each_documented_default_passes_its_own_check(name):
     """A schema whose default fails its own type check would flag NCCL's own defaults as errors."""
     entry = VARIABLES[name]
-    errors, _ = nccl_env._check_value(name, entry, entry["default"])
+    errors, _unused = nccl_env._check_value(name, entry, entry["default"])
     assert errors == []
 
 

@@ -228,5 +228,5 @@ def test_parse_any_rendered_table(rows):
             % (size, size // 4, "float", "sum", -1, time_us, algbw, algbw, 0, time_us, algbw, algbw, 0)
         )
     parsed = nccl_tests.parse_text("\n".join(lines))
-    assert [r["size"] for r in parsed["rows"]] == [s for s, _ in rows]
+    assert [r["size"] for r in parsed["rows"]] == [s for s, _unused in rows]
     assert nccl_tests.summarize(parsed)["wrong_total"] == 0

@@ -71,7 +71,7 @@ def test_nccl_tests_table(fake, tmp_path):
 
 
 def test_min_busbw_gate_fails_naming_size_and_host(fake):
-    bindir, _ = fake
+    bindir, _unused = fake
     result = run_module(nccl_test, {"tests_dir": str(bindir), "min_busbw": 500})
     assert result.failed
     assert result["msg"].startswith("all_reduce busbw 488.8 GB/s at 9 GiB on fs-207 is below min_busbw 500.0 GB/s")
@@ -100,7 +100,7 @@ def test_json_output_is_preferred(fake, monkeypatch):
 
 
 def test_failed_run_reports_output_tail_and_warn_lines(fake, monkeypatch):
-    bindir, _ = fake
+    bindir, _unused = fake
     monkeypatch.setenv("FAKE_NCCL_TESTS_OUTPUT", str(NVML))
     monkeypatch.setenv("FAKE_NCCL_TESTS_RC", "3")
     result = run_module(nccl_test, {"tests_dir": str(bindir)})
@@ -150,7 +150,7 @@ def test_argument_errors(args, needle):
 
 
 def test_check_mode_runs_nothing(fake):
-    bindir, _ = fake
+    bindir, _unused = fake
     result = run_module(nccl_test, {"tests_dir": str(bindir)}, check_mode=True)
     assert not result.failed
     assert result["msg"].startswith("check mode: would run nccl_tests")

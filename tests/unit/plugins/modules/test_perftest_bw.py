@@ -412,7 +412,7 @@ def test_sigterm_to_the_module_stops_the_whole_group(tmp_path):
     try:
         assert wait_for(lambda: listening(port) and len(processes_with(marker)) == 2)
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=15)
+        out, _unused = proc.communicate(timeout=15)
     finally:
         if proc.poll() is None:
             proc.kill()
