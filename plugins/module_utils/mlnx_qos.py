@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse the output of NVIDIA's ``mlnx_qos -i <netdev>`` (mlnx-tools) into a state dict.
 
 The tool prints (every section optional except PFC and the TC list; lines may carry trailing

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Host-side RoCE QoS (ConnectX): desired state from the QoS model, current state from mlnx_qos
 and sysfs/configfs, the difference, and the plan that closes it (argv lists and file writes).
 
