@@ -101,7 +101,7 @@ def test_read_diff_plan_on_a_fixture_host(tmp_path):
     assert iface["rdma_device"] == "mlx5_1"
     want = desired_state({})
     text = read_corpus("mlnx_qos__os-controlled-dscp-trust-pfc3-tsa-vendor.txt")
-    current, missing, _ = read_current(iface, text, sysfs, cfg, want)
+    current, missing, _unused = read_current(iface, text, sysfs, cfg, want)
     assert missing == []
     # mlnx_qos side already lossless (corpus sample); the sysfs/configfs side still at driver defaults.
     changes = diff(want, current)
@@ -144,7 +144,7 @@ def test_missing_knobs_are_reported_and_skipped(tmp_path):
     iface = {"netdev": "ens1f0np0", "rdma_device": "mlx5_0", "port": 1}
     want = desired_state({})
     text = read_corpus("mlnx_qos__os-controlled-dscp-trust-pfc3-tsa-vendor.txt")
-    current, missing, _ = read_current(iface, text, sysfs, cfg, want)
+    current, missing, _unused = read_current(iface, text, sysfs, cfg, want)
     keys = sorted(m["key"] for m in missing)
     assert keys == ["cnp_802p_prio", "cnp_dscp", "default_roce_tos", "ecn_np/3", "ecn_rp/3", "traffic_class"]
     assert diff(want, current, {m["key"] for m in missing}) == []
@@ -176,7 +176,7 @@ def test_boot_script_reapplies_everything_and_reports_failures(tmp_path):
     for netdev, dev in (("ens1f0np0", "mlx5_0"), ("ens2f0np0", "mlx5_1")):
         iface = {"netdev": netdev, "rdma_device": dev, "port": 1}
         out = subprocess.run([str(STAND_IN), "-i", netdev], capture_output=True, text=True, env=env, check=True).stdout
-        current, missing, _ = read_current(iface, out, sysfs, cfg, want)
+        current, missing, _unused = read_current(iface, out, sysfs, cfg, want)
         assert missing == [] and diff(want, current) == []
     # A knob that cannot be written makes the script exit 1 naming it, after running every other step.
     os.remove(os.path.join(sysfs, "class", "net", "ens1f0np0", "ecn", "roce_np", "cnp_dscp"))
