@@ -108,7 +108,7 @@ def served_metrics(tmp_path_factory):
     )
     try:
         body = None
-        for _ in range(100):
+        for _unused in range(100):
             try:
                 with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=2) as resp:
                     body = resp.read().decode()
@@ -148,7 +148,7 @@ def test_node_exporter_serves_the_fixture_ports_and_role_textfiles(served_metric
 
 @pytest.mark.parametrize("source", ["dashboard", "rules"])
 def test_every_queried_metric_exists(served_metrics, source):
-    names, _ = served_metrics
+    names, _unused = served_metrics
     known = names | NODE_EXPORTER_1_11_HW | PROMETHEUS_BUILTIN | contract_names()
     if source == "dashboard":
         exprs = _exprs(_dashboard())
