@@ -15,7 +15,7 @@ build() {
   local name="$1" pkgs="$2"
   local tag="local/${name}:latest"
   local recipe
-  recipe=$(printf '%s|%s|v3' "$pkgs" "$mirror" | sha256sum | cut -c1-12)
+  recipe=$(printf '%s|%s|v4' "$pkgs" "$mirror" | sha256sum | cut -c1-12)
   if docker image inspect "$tag" --format '{{ index .Config.Labels "ibtune.recipe" }}' 2>/dev/null | grep -qx "$recipe"; then
     echo "image $tag is current ($recipe)"
     return 0
@@ -23,6 +23,7 @@ build() {
   echo "building $tag ($recipe)"
   mmdebstrap --quiet --variant=minbase --include="$pkgs" \
     --customize-hook='rm -f "$1"/etc/machine-id; touch "$1"/etc/machine-id' \
+    --customize-hook='printf "# ibtune: keep /tmp at boot; Ansible may already be running a module from it\\nd /tmp 1777 root root -\\n" > "$1"/etc/tmpfiles.d/tmp.conf' \
     --customize-hook='chroot "$1" systemctl mask systemd-logind.service getty.target console-getty.service systemd-udevd.service systemd-udev-trigger.service' \
     bookworm - "$mirror" \
     | docker import \
