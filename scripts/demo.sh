@@ -55,7 +55,7 @@ if [ $rc2 -eq 0 ] && [ "$c2" -eq 0 ]; then echo "-> passed, changed=0 as expecte
 else echo "-> UNEXPECTED: rc=$rc2 changed=$c2; log: $out/run2.log"; grep -B2 -A8 'changed:' "$out/run2.log" | head -40; fail=1; fi
 
 say "Run 3: inject faults - mlx5_0 of node2<->node3 at 180 Gb/s, symbol_error climbing on node4 mlx5_1"
-ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=demo_faults.json >"$out/fabric-faults.log" 2>&1
+ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=degraded_link.json,symbol_errors.json >"$out/fabric-faults.log" 2>&1
 ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_report_dir="$reports/faulty" >"$out/run3.log" 2>&1
 rc3=$?
 recap "$out/run3.log"
