@@ -74,7 +74,8 @@ demo: bootstrap
 
 bench: bootstrap
 	@for b in bench/bench_*.py; do echo "=== $$b"; $(BIN)/python $$b; done
-	@if [ -x bench/lab_bench.sh ]; then bench/lab_bench.sh; fi
+	@bench/lab_bench.sh
+	@bench/tune_ib_bench.sh
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache .hypothesis
