@@ -60,7 +60,8 @@ ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_repor
 rc3=$?
 recap "$out/run3.log"
 cat "$reports/faulty/summary.md" 2>/dev/null | head -60
-msg=$(grep -E "Fabric validation failed" "$out/run3.log" | head -1)
+# The failed task's one-line message, as the operator reads it at the end of the play.
+msg=$(grep -h "Task failed: .*Fabric validation failed" "$out/run3.log" | sed 's/.*Fabric validation failed/Fabric validation failed/' | head -1)
 echo "failure message: ${msg:-<none>}"
 if [ $rc3 -ne 0 ] && grep -q "ibt-lab-node2/mlx5_0<->ibt-lab-node3/mlx5_0" <<<"$msg" && grep -q "ibt-lab-node4 mlx5_1 port 1 symbol_error" <<<"$msg"; then
   echo "-> failed as expected, naming the degraded link and the node/port whose errors climbed"
