@@ -115,7 +115,7 @@ options:
   executable:
     description:
       - The perftest program to run, a path or a name looked up on C(PATH). Defaults to C(ib_<test>_bw)
-        on C(PATH); a lab can point it at a simulator.
+        on C(PATH); point it at another build (e.g. a CUDA-enabled perftest) when needed.
     type: str
   extra_args:
     description: More perftest arguments, appended as separate list items before the server address.
