@@ -53,9 +53,9 @@ def _version_key(version):
     return tuple(int(p) for p in parts)
 
 
-def parse(text, path=None):
-    """Parse one log. Returns a dict (see parse_many for the merged form)."""
-    result = {
+def _empty_result():
+    """What parse() returns for an empty log; parse_many() merges into the same shape."""
+    return {
         "transports": [],
         "networks": [],
         "ib_devices": [],
@@ -70,6 +70,11 @@ def parse(text, path=None):
         "hosts": [],
         "lines": 0,
     }
+
+
+def parse(text, path=None):
+    """Parse one log. Returns a dict (see parse_many for the merged form)."""
+    result = _empty_result()
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip("\r")
         match = _LINE_RE.match(line)
@@ -147,22 +152,12 @@ def _add(items, value):
 
 def parse_many(sources):
     """Merge parse() over [(path, text), ...]."""
-    merged = {
-        "transports": [],
-        "networks": [],
-        "ib_devices": [],
-        "socket_interfaces": [],
-        "ib_no_device": [],
-        "ib_disabled": [],
-        "gdr": False,
-        "channel_paths": {},
-        "env": {},
-        "nccl_versions": [],
-        "warnings": [],
-        "hosts": [],
-        "lines": 0,
-        "files": [],
-    }
+    merged = _empty_result()
+    merged.update(
+        {
+            "files": [],
+        }
+    )
     for path, text in sources:
         one = parse(text, path=path)
         merged["files"].append({"path": path, "nccl_lines": one["lines"], "transports": one["transports"]})
