@@ -21,19 +21,8 @@ mkdir -p "$out"
 net=ibt-labbench-net
 
 inventory() {  # $1 = node count -> inventory dir (hosts + the lab's group_vars)
-  local n=$1 dir="$out/inventory-$1"
-  mkdir -p "$dir"
-  ln -sfn "$root/inventories/lab/group_vars" "$dir/group_vars"
-  {
-    echo "all:"
-    echo "  children:"
-    echo "    lab_nodes:"
-    echo "      children:"
-    echo "        gpu_nodes:"
-    echo "          hosts:"
-    for i in $(seq 1 "$n"); do echo "            ibt-labbench-node$i:"; done
-  } >"$dir/hosts.yml"
-  echo "$dir"
+  tests/lab/inventory.sh "$out/inventory-$1" ibt-labbench "$1" "$net"
+  echo "$out/inventory-$1"
 }
 
 lab() {  # $1 = inventory, $2 = present|absent

@@ -9,20 +9,8 @@ export PATH="$root/.venv/bin:$PATH" ANSIBLE_CONFIG="$root/ansible.cfg" ANSIBLE_C
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=False ANSIBLE_NOCOLOR=1
 out="$root/build/tune-bench"
 inv="$out/inventory"
-rm -rf "$out"; mkdir -p "$inv"
-ln -sfn "$root/inventories/lab/group_vars" "$inv/group_vars"
-{
-  echo "all:"
-  echo "  children:"
-  echo "    lab_nodes:"
-  echo "      children:"
-  echo "        gpu_nodes:"
-  echo "          hosts:"
-  for i in 1 2 3 4; do echo "            ibt-tunebench-node$i: {lab_network: ibt-tunebench-net}"; done
-  echo "        subnet_managers:"
-  echo "          hosts:"
-  echo "            ibt-tunebench-node1:"
-} >"$inv/hosts.yml"
+rm -rf "$out"; mkdir -p "$out"
+tests/lab/inventory.sh "$inv" ibt-tunebench 4 ibt-tunebench-net with_sm
 
 lab() { ansible-playbook -i "$inv" tests/lab/lab.yml -e lab_state="$1" >"$out/lab-$1.log" 2>&1; }
 changed() { sed -n '/PLAY RECAP/,$p' "$1" | sed -n 's/.*changed=\([0-9]*\).*/\1/p' | awk '{s+=$1} END {print s+0}'; }
