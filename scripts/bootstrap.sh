@@ -28,29 +28,24 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/ibtune-dockerd.log" >&2; exit 1; }
 fi
 
-venv="$here/.venv"
-lock="$here/requirements/dev.lock"
-stamp="$venv/.lock-$(sha256sum "$lock" | cut -c1-16)"
-if [ ! -f "$stamp" ]; then
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --upgrade pip==25.3
-  "$venv/bin/pip" install --quiet --no-deps -r "$lock"
-  "$venv/bin/pip" check
+# A venv installed from a lock file, rebuilt only when the lock changes (its hash is the stamp).
+ensure_venv() {  # $1 = venv dir, $2 = lock file
+  local dir=$1 lockfile=$2 stamp
+  stamp="$dir/.lock-$(sha256sum "$lockfile" | cut -c1-16)"
+  [ -f "$stamp" ] && return 0
+  [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+  "$dir/bin/pip" install --quiet --upgrade pip==25.3
+  "$dir/bin/pip" install --quiet --no-deps -r "$lockfile"
+  "$dir/bin/pip" check
   touch "$stamp"
-fi
+}
 
+venv="$here/.venv"
+ensure_venv "$venv" "$here/requirements/dev.lock"
 # ansible-test's sanity tools are pinned by ansible-test itself (requirements/sanity.lock is
 # their union); they get a venv of their own so they never fight ansible-lint's pins.
 # (ansible-test --venv would bootstrap pip from ci-files.testing.ansible.com: unreachable here.)
-svenv="$here/.venv-sanity"
-slock="$here/requirements/sanity.lock"
-sstamp="$svenv/.lock-$(sha256sum "$slock" | cut -c1-16)"
-if [ ! -f "$sstamp" ]; then
-  [ -x "$svenv/bin/python" ] || python3 -m venv "$svenv"
-  "$svenv/bin/pip" install --quiet --upgrade pip==25.3
-  "$svenv/bin/pip" install --quiet --no-deps -r "$slock"
-  touch "$sstamp"
-fi
+ensure_venv "$here/.venv-sanity" "$here/requirements/sanity.lock"
 
 VENV="$venv" "$here/scripts/collections.sh"
 "$here/scripts/build-images.sh"
