@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fault localization: name the suspect nodes and links from normalised pair results."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import heapq
+
+
+def _host_outcomes(results):
+    """First-pass results -> (failed partners per host, passed partners per host, failing role
+    counts per host)."""
+    failed = {}
+    passed = {}
+    roles = {}
+    for item in results:
+        pass_no = item.get("pass")
+        if pass_no not in (None, 1, "1", ""):
+            continue
+        server, client = item.get("server"), item.get("client")
+        if not server or not client:
+            continue
+        if server not in failed:
+            failed[server] = set()
+            passed[server] = set()
+        if client not in failed:
+            failed[client] = set()
+            passed[client] = set()
+        if item.get("passed"):
+            passed[server].add(client)
+            passed[client].add(server)
+        else:
+            failed[server].add(client)
+            failed[client].add(server)
+            roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
+            roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
+    return failed, passed, roles
+
+
+def first_pass_suspects(results):
+    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners): see _first_pass."""
+    nodes, links, good, failed, _roles = _first_pass(results)
+    return nodes, links, good, failed
+
+
+def _first_pass(results):
+    """The first-pass localization rule, shared with the report.
+
+    Returns (suspect_nodes, suspect_link_pairs, known_good, failed_partners, failing_roles).
+
+    A node that failed with two or more different partners is a suspect node. Partners that are
+    themselves suspect nodes do not count (they explain the failure): the node failing with the
+    most partners is named first, its pairs are set aside, and so on while some node still fails
+    with >= 2 unexplained partners. Without this, both ends of a bad link in an all_pairs run
+    would also be "suspect nodes" because each failed with the link's other end and with the
+    bad node. A failed host pair neither of whose ends is a suspect node failed alone: a suspect
+    link. Known-good nodes are the ones all of whose pairs passed, not counting pairs with a
+    suspect node (in an all_pairs run every node meets the bad node, so "all pairs passed"
+    alone would leave no partner to retest with) and that passed at least one pair.
+    """
+    failed, passed, roles = _host_outcomes(results)
+    remaining = dict((h, len(p)) for h, p in failed.items())
+    # ties (same number of partners) go to the host with more failed results (e.g. several rails)
+    weight = dict((h, -(r["server"] + r["client"])) for h, r in roles.items())
+    heap = [(-count, weight.get(host, 0), host) for host, count in remaining.items() if count >= 2]
+    heapq.heapify(heap)
+    nodes = set()
+    while heap:
+        negative, _weight, host = heapq.heappop(heap)
+        if host in nodes:
+            continue
+        if -negative != remaining[host]:
+            if remaining[host] >= 2:
+                heapq.heappush(heap, (-remaining[host], weight.get(host, 0), host))
+            continue
+        nodes.add(host)
+        for other in failed[host]:
+            if other not in nodes:
+                remaining[other] -= 1
+    links = set()
+    for host, partners in failed.items():
+        if host in nodes:
+            continue
+        for other in partners:
+            if other not in nodes:
+                links.add(tuple(sorted((host, other))))
+    in_links = set(h for link in links for h in link)
+    known_good = sorted(
+        h for h in failed if h not in nodes and h not in in_links and passed[h] and not (failed[h] - nodes)
+    )
+    return sorted(nodes), sorted(links), known_good, failed, roles
+
+
+def localize(results):
+    """Name the culprits from normalized results.
+
+    First pass (pass 1): a node that failed with >= 2 different partners is a suspect node (partners
+    already named suspect nodes do not count, see first_pass_suspects); a pair that failed
+    alone is a suspect link; nodes all of whose pairs passed are known-good.
+    Second pass (pass 2, each suspect and each end of a suspect link against known-good partners):
+    a host that fails again with a known-good partner is a bad node; one that passes all its retests
+    is cleared. Links are then re-derived: a failed first-pass pair neither of whose ends is a bad or
+    (unretested) suspect node is a suspect link, a bad link once both its ends were cleared.
+
+    Returns {suspect_nodes, suspect_links, known_good, cleared}.
+    """
+    first = [r for r in results if r["pass"] == 1]
+    second = [r for r in results if r["pass"] != 1]
+    nodes1, links1, good, failed = first_pass_suspects(first)
+    good_set = set(good)
+    subjects = set(nodes1)
+    for a, b in links1:
+        subjects.add(a)
+        subjects.add(b)
+
+    retests = dict((s, []) for s in subjects)
+    for res in second:
+        for host, other in ((res["server"], res["client"]), (res["client"], res["server"])):
+            if host in retests and other in good_set:
+                retests[host].append(res)
+    bad = set()
+    cleared = set()
+    for host, runs in retests.items():
+        if any(not r["passed"] for r in runs):
+            bad.add(host)
+        elif runs:
+            cleared.add(host)
+    named = bad | (set(nodes1) - cleared)
+
+    failing_devices = {}
+    for res in first:
+        if not res["passed"]:
+            failing_devices.setdefault(res["server"], set()).add(res["server_device"])
+            failing_devices.setdefault(res["client"], set()).add(res["client_device"])
+
+    suspect_nodes = []
+    for host in sorted(named):
+        runs = retests.get(host, [])
+        entry = {
+            "host": host,
+            "verdict": "bad_node" if host in bad else "suspect",
+            "failed_with": sorted(failed.get(host, ())),
+            "devices": sorted(d for d in failing_devices.get(host, ()) if d),
+            "first_pass_suspect": host in nodes1,
+            "retest": [
+                {
+                    "partner": r["client"] if r["server"] == host else r["server"],
+                    "server": r["server"],
+                    "client": r["client"],
+                    "passed": r["passed"],
+                    "bw_avg_gbps": r["bw_avg_gbps"],
+                    "threshold_gbps": r["threshold_gbps"],
+                    "failure": r["failure"],
+                }
+                for r in runs
+            ],
+        }
+        suspect_nodes.append(entry)
+
+    worst = {}
+    for res in first:
+        if res["passed"] or res["server"] in named or res["client"] in named:
+            continue
+        key = res["link"]
+        current = worst.get(key)
+        bw = res["bw_avg_gbps"]
+        if (
+            current is None
+            or (bw is None and current["bw_avg_gbps"] is not None)
+            or (bw is not None and current["bw_avg_gbps"] is not None and bw < current["bw_avg_gbps"])
+        ):
+            worst[key] = res
+    suspect_links = []
+    for key in sorted(worst):
+        res = worst[key]
+        both_cleared = res["server"] in cleared and res["client"] in cleared
+        suspect_links.append(
+            {
+                "link": key,
+                "server": res["server"],
+                "server_device": res["server_device"],
+                "client": res["client"],
+                "client_device": res["client_device"],
+                "test": res["test"],
+                "bw_avg_gbps": res["bw_avg_gbps"],
+                "threshold_gbps": res["threshold_gbps"],
+                "failure": res["failure"],
+                "verdict": "bad_link" if both_cleared else "suspect",
+            }
+        )
+    return {
+        "suspect_nodes": suspect_nodes,
+        "suspect_links": suspect_links,
+        "known_good": good,
+        "cleared": sorted(cleared - bad),
+    }

@@ -1,0 +1,442 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report files: report.json, junit.xml, summary.md and ibtune.prom, and their atomic write.
+
+Also the one-sentence texts of culprits that the message and the files share.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize import (
+    _figures,
+    _median,
+    _pair_label,
+    endpoint,
+    fmt_gbps,
+)
+
+REPORT_FILES = ("report.json", "junit.xml", "summary.md", "ibtune.prom")
+
+
+def _violation_text(v):
+    allowed = v.get("allowed")
+    text = "%s %s port %s %s +%d" % (v["host"], v["device"], v["port"], v["counter"], v["delta"])
+    if allowed not in (None, 0):
+        text += " (allowed %s)" % allowed
+    return text
+
+
+def _node_text(node):
+    text = "%s node %s" % ("bad" if node["verdict"] == "bad_node" else "suspect", node["host"])
+    details = []
+    if node["failed_with"]:
+        names = node["failed_with"]
+        listed = ", ".join(names[:5]) + (" and %d more" % (len(names) - 5) if len(names) > 5 else "")
+        details.append("failed with %s" % listed)
+    failed_retests = [r for r in node["retest"] if not r["passed"]]
+    if failed_retests:
+        r = failed_retests[0]
+        figures = (
+            "%s < %s" % (fmt_gbps(r["bw_avg_gbps"]), fmt_gbps(r["threshold_gbps"]))
+            if r["bw_avg_gbps"] is not None and r["threshold_gbps"] is not None
+            else (r["failure"] or "failed")
+        )
+        details.append("failed again with known-good %s: %s" % (r["partner"], figures))
+    if details:
+        text += " (%s)" % "; ".join(details)
+    return text
+
+
+def _link_text(link):
+    figures = (
+        "%s < %s" % (fmt_gbps(link["bw_avg_gbps"]), fmt_gbps(link["threshold_gbps"]))
+        if link["bw_avg_gbps"] is not None and link["threshold_gbps"] is not None
+        else (link["failure"] or "failed")
+    )
+    word = "bad link" if link["verdict"] == "bad_link" else "suspect link"
+    return "%s %s (%s)" % (word, link["link"], figures)
+
+
+def _regression_text(reg):
+    return "regression %s %s (%s < %d%% of baseline %s)" % (
+        reg["link"],
+        reg["test"],
+        fmt_gbps(reg["bw_avg_gbps"]),
+        round(100 * (1 - reg["tolerance"])),
+        fmt_gbps(reg["baseline_gbps"]),
+    )
+
+
+def _compact(value):
+    return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+
+def to_json(data):
+    """JSON with one line per top-level key and per item of a top-level list or dict (one line per
+    pair result, per baseline link): readable and diff-friendly, and json's C encoder stays in use
+    (indent= would switch to the pure-Python one, 4x slower on thousands of results)."""
+    if not data:
+        return "{}\n"
+    lines = []
+    keys = sorted(data)
+    for index, key in enumerate(keys):
+        value = data[key]
+        comma = "," if index < len(keys) - 1 else ""
+        if isinstance(value, list) and value:
+            items = ",\n".join("    " + _compact(item) for item in value)
+            lines.append("  %s: [\n%s\n  ]%s" % (_compact(key), items, comma))
+        elif isinstance(value, dict) and value:
+            items = ",\n".join("    %s: %s" % (_compact(k), _compact(value[k])) for k in sorted(value))
+            lines.append("  %s: {\n%s\n  }%s" % (_compact(key), items, comma))
+        else:
+            lines.append("  %s: %s%s" % (_compact(key), _compact(value), comma))
+    return "{\n%s\n}\n" % "\n".join(lines)
+
+
+def _num(value):
+    return "" if value is None else ("%.3f" % value).rstrip("0").rstrip(".")
+
+
+def to_junit(report):
+    """JUnit XML: suite `pairs` (a testcase per pair result), suite `counters` (one per node)."""
+    root = ET.Element("testsuites", name="ibtune.fabric validation")
+    pairs = ET.SubElement(root, "testsuite", name="pairs", timestamp=report["timestamp"])
+    failures = 0
+    total_time = 0.0
+    for res in report["results"]:
+        duration = res.get("duration_s") or 0.0
+        total_time += duration
+        case = ET.SubElement(
+            pairs,
+            "testcase",
+            classname="ibtune.fabric.pairs.pass%d.round%d" % (res["pass"], res["round"]),
+            name="%s %s" % (_pair_label(res), res["test"]),
+            time="%.3f" % duration,
+        )
+        figures = "bw_avg_gbps=%s threshold_gbps=%s bw_peak_gbps=%s baseline_gbps=%s" % (
+            _num(res["bw_avg_gbps"]) or "null",
+            _num(res["threshold_gbps"]) or "null",
+            _num(res["bw_peak_gbps"]) or "null",
+            _num(res.get("baseline_gbps")) or "null",
+        )
+        if not res["passed"]:
+            failures += 1
+            node = ET.SubElement(case, "failure", message=_figures(res), type="bandwidth")
+            node.text = "%s\n%s" % (res["failure"], figures)
+        elif res.get("regressed"):
+            failures += 1
+            text = "%s < %d%% of baseline %s" % (
+                fmt_gbps(res["bw_avg_gbps"]),
+                round(100 * (1 - report["settings"]["regression_tolerance"])),
+                fmt_gbps(res["baseline_gbps"]),
+            )
+            node = ET.SubElement(case, "failure", message=text, type="regression")
+            node.text = figures
+        ET.SubElement(case, "system-out").text = figures
+    pairs.set("tests", str(len(report["results"])))
+    pairs.set("failures", str(failures))
+    pairs.set("errors", "0")
+    pairs.set("time", "%.3f" % total_time)
+
+    counters = ET.SubElement(root, "testsuite", name="counters", timestamp=report["timestamp"])
+    by_host = {}
+    for v in report["counter_violations"]:
+        by_host.setdefault(v["host"], []).append(v)
+    stuck_by_host = {}
+    for s in report["saturated"]:
+        stuck_by_host.setdefault(s["host"], []).append(s)
+    hosts = set(by_host) | set(stuck_by_host)
+    for res in report["results"]:
+        hosts.add(res["server"])
+        hosts.add(res["client"])
+    cfail = 0
+    cskip = 0
+    for host in sorted(hosts):
+        case = ET.SubElement(counters, "testcase", classname="ibtune.fabric.counters", name="%s counters" % host)
+        case.set("time", "0")
+        if host in by_host:
+            cfail += 1
+            lines = [_violation_text(v) for v in by_host[host]]
+            node = ET.SubElement(case, "failure", message="; ".join(lines), type="counters")
+            node.text = "\n".join(
+                "%s %s port %s %s before=%s after=%s delta=%s allowed=%s category=%s"
+                % (
+                    v["host"],
+                    v["device"],
+                    v["port"],
+                    v["counter"],
+                    v.get("before"),
+                    v.get("after"),
+                    v["delta"],
+                    v.get("allowed"),
+                    v["category"],
+                )
+                for v in by_host[host]
+            )
+        elif host in stuck_by_host:
+            cskip += 1
+            ET.SubElement(
+                case,
+                "skipped",
+                message="; ".join(
+                    "%s port %s %s saturated at %s: cannot show increases, clear it (perfquery -R)"
+                    % (s.get("device"), s.get("port"), s.get("counter"), s.get("value"))
+                    for s in stuck_by_host[host]
+                ),
+            )
+    counters.set("tests", str(len(hosts)))
+    counters.set("failures", str(cfail))
+    counters.set("errors", "0")
+    counters.set("skipped", str(cskip))
+    counters.set("time", "0")
+    root.set("tests", str(len(report["results"]) + len(hosts)))
+    root.set("failures", str(failures + cfail))
+    root.set("errors", "0")
+    root.set("time", "%.3f" % total_time)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _md(value):
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report):
+    lines = ["# Fabric validation: %s" % ("PASSED" if report["passed"] else "FAILED"), ""]
+    lines.append("**%s**" % report["headline"])
+    lines.append("")
+    lines.append("Run `%s` at %s." % (report["run_id"], report["timestamp"]))
+    if not report["passed"]:
+        lines += ["", "> %s" % _md(report["message"])]
+    if report["suspect_nodes"] or report["suspect_links"]:
+        lines += ["", "## Suspects", ""]
+        for node in report["suspect_nodes"]:
+            devices = " on %s" % ", ".join(node["devices"]) if node["devices"] else ""
+            lines.append("- %s%s" % (_md(_node_text(node)), _md(devices)))
+        for link in report["suspect_links"]:
+            lines.append("- %s" % _md(_link_text(link)))
+        if report["known_good"]:
+            lines.append("")
+            lines.append(
+                "Known-good hosts (every pair passed, apart from pairs with a suspect node): %d%s."
+                % (
+                    len(report["known_good"]),
+                    "" if len(report["known_good"]) > 20 else " (%s)" % ", ".join(report["known_good"]),
+                )
+            )
+    if report["failed_pairs"]:
+        lines += [
+            "",
+            "## Failed pairs",
+            "",
+            "| pass | round | server | client | test | Gb/s | threshold | failure |",
+            "|---:|---:|---|---|---|---:|---:|---|",
+        ]
+        for res in report["failed_pairs"]:
+            lines.append(
+                "| %d | %d | %s | %s | %s | %s | %s | %s |"
+                % (
+                    res["pass"],
+                    res["round"],
+                    _md(endpoint(res["server"], res["server_device"])),
+                    _md(endpoint(res["client"], res["client_device"])),
+                    _md(res["test"]),
+                    _num(res["bw_avg_gbps"]) or "-",
+                    _num(res["threshold_gbps"]) or "-",
+                    _md(res["failure"]),
+                )
+            )
+    if report["regressions"]:
+        lines += [
+            "",
+            "## Regressions against the baseline",
+            "",
+            "| link | test | Gb/s | baseline (median) | floor | drop |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for reg in report["regressions"]:
+            lines.append(
+                "| %s | %s | %s | %s | %s | %s%% |"
+                % (
+                    _md(reg["link"]),
+                    _md(reg["test"]),
+                    _num(reg["bw_avg_gbps"]),
+                    _num(reg["baseline_gbps"]),
+                    _num(reg["floor_gbps"]),
+                    _num(reg["drop_pct"]),
+                )
+            )
+    if report["counter_violations"]:
+        lines += [
+            "",
+            "## Counter violations",
+            "",
+            "| host | device | port | counter | category | before | after | delta | allowed |",
+            "|---|---|---:|---|---|---:|---:|---:|---:|",
+        ]
+        for v in report["counter_violations"]:
+            lines.append(
+                "| %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+                % tuple(
+                    _md(x)
+                    for x in (
+                        v["host"],
+                        v["device"],
+                        v["port"],
+                        v["counter"],
+                        v["category"],
+                        v.get("before"),
+                        v.get("after"),
+                        v["delta"],
+                        v.get("allowed"),
+                    )
+                )
+            )
+    if report["saturated"]:
+        lines += ["", "## Saturated counters (stuck at their maximum: they cannot show new errors)", ""]
+        for s in report["saturated"]:
+            lines.append(
+                "- %s %s port %s %s = %s (%s-bit): clear it (perfquery -R) to watch it again"
+                % tuple(_md(s.get(k)) for k in ("host", "device", "port", "counter", "value", "width"))
+            )
+    measured = [r["bw_avg_gbps"] for r in report["results"] if r["bw_avg_gbps"] is not None]
+    if measured:
+        lines += [
+            "",
+            "## Bandwidth",
+            "",
+            "%d measurements: min %s, median %s, max %s."
+            % (len(measured), fmt_gbps(min(measured)), fmt_gbps(_median(measured)), fmt_gbps(max(measured))),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _label_value(value):
+    return str("" if value is None else value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(pairs):
+    return "{%s}" % ",".join('%s="%s"' % (k, _label_value(v)) for k, v in pairs)
+
+
+def _sample(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return repr(float(value))
+
+
+PROM_HELP = (
+    ("ibtune_validation_timestamp_seconds", "Unix time when the fabric validation report was written."),
+    ("ibtune_validation_passed", "1 when the whole fabric validation passed, else 0."),
+    ("ibtune_link_bandwidth_gbps", "Measured average bandwidth of a pair in Gb/s (0 when nothing was measured)."),
+    ("ibtune_link_threshold_gbps", "Bandwidth threshold the pair was held to, in Gb/s."),
+    ("ibtune_link_passed", "1 when the pair met its threshold, else 0."),
+    ("ibtune_link_baseline_gbps", "Median of the link's baseline history in Gb/s."),
+    ("ibtune_link_regressed", "1 when the pair fell below (1 - tolerance) x its baseline."),
+    ("ibtune_counter_violations", "Increase of an error counter during validation beyond what is allowed."),
+    ("ibtune_suspect_node", "1 for a host the validation names as a suspect (or bad) node."),
+    ("ibtune_suspect_link", "1 for a link the validation names as a suspect (or bad) link."),
+)
+
+
+def to_prometheus(report):
+    """Textfile-collector exposition; names and labels as docs/dev/CONTRACTS.md (ibtune.prom)."""
+    series = dict((name, {}) for name, _h in PROM_HELP)
+    series["ibtune_validation_timestamp_seconds"][""] = _sample(report["timestamp_seconds"])
+    series["ibtune_validation_passed"][""] = _sample(report["passed"])
+    # one sample per label set: a later pass of the same link and test replaces an earlier one
+    for res in sorted(report["results"], key=lambda r: (r["pass"], r["round"])):
+        labels = _labels(
+            (
+                ("server", res["server"]),
+                ("server_device", res["server_device"]),
+                ("client", res["client"]),
+                ("client_device", res["client_device"]),
+                ("test", res["test"]),
+            )
+        )
+        bw = res["bw_avg_gbps"]
+        series["ibtune_link_bandwidth_gbps"][labels] = _sample(bw if bw is not None else 0.0)
+        if res["threshold_gbps"] is not None:
+            series["ibtune_link_threshold_gbps"][labels] = _sample(res["threshold_gbps"])
+        series["ibtune_link_passed"][labels] = _sample(res["passed"])
+        if res.get("baseline_gbps") is not None:
+            series["ibtune_link_baseline_gbps"][labels] = _sample(res["baseline_gbps"])
+            series["ibtune_link_regressed"][labels] = _sample(bool(res.get("regressed")))
+    for v in report["counter_violations"]:
+        labels = _labels(
+            (
+                ("host", v["host"]),
+                ("device", v["device"]),
+                ("port", v["port"]),
+                ("counter", v["counter"]),
+                ("category", v["category"]),
+            )
+        )
+        series["ibtune_counter_violations"][labels] = _sample(v["delta"])
+    for node in report["suspect_nodes"]:
+        series["ibtune_suspect_node"][_labels((("host", node["host"]),))] = "1"
+    for link in report["suspect_links"]:
+        labels = _labels(
+            (
+                ("server", link["server"]),
+                ("server_device", link["server_device"]),
+                ("client", link["client"]),
+                ("client_device", link["client_device"]),
+            )
+        )
+        series["ibtune_suspect_link"][labels] = "1"
+    out = []
+    for name, help_text in PROM_HELP:
+        samples = series[name]
+        if not samples:
+            continue
+        out.append("# HELP %s %s" % (name, help_text))
+        out.append("# TYPE %s gauge" % name)
+        for labels, value in samples.items():
+            out.append("%s%s %s" % (name, labels, value))
+    return "\n".join(out) + "\n"
+
+
+def render_all(report):
+    """{file name: content} for the four report files."""
+    return {
+        "report.json": to_json(report),
+        "junit.xml": to_junit(report),
+        "summary.md": to_markdown(report),
+        "ibtune.prom": to_prometheus(report),
+    }
+
+
+def write_atomic(dest_dir, files, mode=0o644):
+    """Write {name: text} into dest_dir, each through a temp file in the same directory and
+    os.replace, so a reader (node_exporter, CI) never sees a half-written file. Returns the paths."""
+    if not os.path.isdir(dest_dir):
+        os.makedirs(dest_dir)
+    paths = []
+    for name in sorted(files):
+        if os.sep in name or name in ("", ".", ".."):
+            raise ValueError("report file name %r must be a plain file name" % name)
+        path = os.path.join(dest_dir, name)
+        fd, tmp = tempfile.mkstemp(prefix=".%s." % name, suffix=".tmp", dir=dest_dir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(files[name])
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        paths.append(path)
+    return paths
