@@ -16,7 +16,7 @@ export IBTUNE_CORPUS ?= $(abspath $(ROOT)/../shared/corpus)
 SCENARIOS ?= $(shell $(ROOT)/scripts/list-scenarios.sh)
 
 
-.PHONY: docs help bootstrap test lint sanity unit promtool molecule build demo bench clean
+.PHONY: docs help bootstrap test lint sanity unit browser promtool molecule build demo bench clean
 
 help:
 	@echo "make demo   - run the main job on the simulated-fabric lab"
@@ -30,6 +30,7 @@ test: bootstrap
 	@$(ROOT)/scripts/timed.sh lint $(MAKE) --no-print-directory lint
 	@$(ROOT)/scripts/timed.sh sanity $(MAKE) --no-print-directory sanity
 	@$(ROOT)/scripts/timed.sh unit $(MAKE) --no-print-directory unit
+	@$(ROOT)/scripts/timed.sh browser $(MAKE) --no-print-directory browser
 	@$(ROOT)/scripts/timed.sh promtool $(MAKE) --no-print-directory promtool
 	@$(ROOT)/scripts/timed.sh build $(MAKE) --no-print-directory build
 	@$(ROOT)/scripts/timed.sh molecule $(MAKE) --no-print-directory molecule
@@ -54,6 +55,11 @@ sanity: bootstrap
 
 unit: bootstrap
 	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+
+# report.html of a healthy and a faulty run (the real fabric_report code), checked in headless Chromium
+browser: bootstrap
+	$(BIN)/python scripts/browser_reports.py $(ROOT)/build/browser
+	$(BIN)/python scripts/browser_check.py $(ROOT)/build/browser/healthy $(ROOT)/build/browser/faulty
 
 promtool: bootstrap
 	@$(ROOT)/scripts/promtool.sh
