@@ -21,8 +21,11 @@ import re
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import (
     FOREIGN,
     FUNCTIONS,
+    LEGACY_LEVELS,
+    NCCL_SOURCE,
     VARIABLES,
     parse_version,
+    strtoll,
 )
 
 MAX_VALUE_LEN = 1023
@@ -50,22 +53,57 @@ def to_text(value):
 
 
 def _parse_int(text):
-    """(value, problem) with strtoll base-0 semantics; problem is None when fine."""
+    """(value, problem, note) as NCCL's strtoll(text, NULL, 0) reads it.
+
+    problem: why NCCL would not read the number that was written (value None); note: the value is read,
+    but not as a reader of decimal numbers would think (a leading 0 is octal: "0152" is 106).
+    """
     if not _INT_RE.match(text):
-        return None, "is not an integer"
+        value, used = strtoll(text)
+        if used == 0:
+            return None, "is not an integer (NCCL's strtoll reads 0 from it)", None
+        return None, "is not an integer: NCCL reads only %r of it (%s)" % (text[:used], value), None
+    value, used = strtoll(text)
+    if value is None:
+        return None, "does not fit in 64 bits (NCCL keeps its default)", None
+    if used < len(text):
+        return None, "has a leading 0, so NCCL reads it as octal and stops at %r (%d)" % (text[used], value), None
     body = text.lstrip("+-")
     if len(body) > 1 and body[0] == "0" and body[1] not in "xX":
-        try:
-            octal = int(text, 8)
-        except ValueError:
-            return None, "has a leading 0, which NCCL reads as octal, and is not a valid octal number"
-        return None, "has a leading 0, which NCCL reads as octal (%d); write it without the leading 0" % octal
-    return int(text, 0), None
+        return value, None, "has a leading 0, so NCCL reads it as octal %d: write %d" % (value, value)
+    return value, None, None
+
+
+def _edit_distance(a, b):
+    """Optimal string alignment distance (insert, delete, substitute, swap two neighbours)."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
 
 
 def did_you_mean(name):
     candidates = list(VARIABLES) + list(FOREIGN)
     return difflib.get_close_matches(name.upper(), candidates, n=3, cutoff=0.75)
+
+
+def close_typo(name):
+    """The known name ``name`` is a typo of (one edit away; two for names of 20+ characters), or None."""
+    upper = name.upper()
+    limit = 2 if len(upper) >= 20 else 1
+    best = None
+    for known in VARIABLES:
+        if abs(len(known) - len(upper)) > limit:
+            continue
+        distance = _edit_distance(upper, known)
+        if distance <= limit and (best is None or distance < best[0]):
+            best = (distance, known)
+    return best[1] if best else None
 
 
 def _range_text(entry):
@@ -134,31 +172,50 @@ def _check_value(name, entry, text):
     if len(text) > MAX_VALUE_LEN:
         errors.append("is %d characters long: NCCL cuts values at %d" % (len(text), MAX_VALUE_LEN))
     if vtype == "int":
-        value, problem = _parse_int(text)
+        value, problem, note = _parse_int(text)
         if problem:
-            errors.append("%s: use an integer %s%s" % (problem, _range_text(entry), _default_hint(entry)))
+            if entry.get("min") is None and entry.get("max") is None:
+                errors.append("%s: use an integer%s" % (problem, _default_hint(entry)))
+            else:
+                errors.append("%s: use an integer %s%s" % (problem, _range_text(entry), _default_hint(entry)))
         elif (entry.get("min") is not None and value < entry["min"]) or (
             entry.get("max") is not None and value > entry["max"]
         ):
-            errors.append("is out of range: use %s%s" % (_range_text(entry), _default_hint(entry)))
+            shown = " (read as %d)" % value if note else ""
+            errors.append("is out of range%s: use %s%s" % (shown, _range_text(entry), _default_hint(entry)))
+        elif note:
+            warnings.append(note)
     elif vtype == "bool":
         if text not in ("0", "1"):
             errors.append("must be 0 or 1%s" % _default_hint(entry))
     elif vtype == "enum":
         choices = entry["choices"]
-        if text.upper() not in [c.upper() for c in choices]:
+        if entry.get("case_sensitive") and text not in choices and text.upper() in choices:
+            errors.append(
+                "is not read: NCCL compares these names case-sensitively; write %s%s"
+                % (text.upper(), _default_hint(entry))
+            )
+        elif text.upper() not in [c.upper() for c in choices]:
             errors.append("is not one of the allowed values %s%s" % (", ".join(choices), _default_hint(entry)))
     elif vtype == "level":
         choices = entry["choices"]
-        if text.upper() in choices:
+        if text in choices:
             pass
-        elif _INT_RE.match(text) and not text.startswith("-"):
-            warnings.append(
-                "is a legacy integer level, whose meaning changed between NCCL versions: use one of %s"
+        elif text.upper() in choices:
+            errors.append(
+                "is not read: NCCL compares level names case-sensitively (strcmp), so it ignores %r and keeps "
+                "its own choice; write %s" % (text, text.upper())
+            )
+        elif text[:1].isdigit():
+            # src/graph/paths.cc ncclGetLevel: strtol(str, NULL, 0) into levelsOldToNew, clamped to 5.
+            old, _used = strtoll(text)
+            name = LEGACY_LEVELS[min(max(old or 0, 0), len(LEGACY_LEVELS) - 1)]
+            warnings.append("is a legacy integer level, which NCCL reads as %s: write %s" % (name, name))
+        else:
+            errors.append(
+                "is not a path level: use one of %s (or a legacy integer: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS)"
                 % ", ".join(choices)
             )
-        else:
-            errors.append("is not a path level: use one of %s (or a legacy integer >= 0)" % ", ".join(choices))
     elif vtype == "list":
         problem = _check_list(name, text, entry["choices"], allow_negate_items=(name == "NCCL_DEBUG_SUBSYS"))
         if problem:
@@ -213,21 +270,97 @@ def _check_hca(text):
     return []
 
 
-def _hca_prefix_warning(text):
-    body = text[1:] if text.startswith("^") else text
-    if body.startswith("="):
-        return None
-    return (
-        "has no '=' prefix, so each entry is a prefix: mlx5_1 also selects mlx5_10..mlx5_19 when they exist; "
-        "write %s=%s for an exact list" % ("^" if text.startswith("^") else "", body)
+# RDMA device families: the kernel names their devices <family>_<n> (mlx5_0, efa_0, hfi1_0) or <family><n>.
+HCA_FAMILIES = ("mlx4", "mlx5", "bnxt_re", "irdma", "erdma", "efa", "hfi1", "qedr", "rxe", "siw", "mana", "ionic")
+_FULL_DEVICE_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9]*_\d+|(?:bnxt_re|irdma|qedr|rxe|siw)\d+)$")
+
+
+def _hca_entries(text):
+    """(exclude, exact, [(entry, device)]) of an NCCL_IB_HCA value, split as parseStringList does."""
+    body = text
+    exclude = body.startswith("^")
+    if exclude:
+        body = body[1:]
+    exact = body.startswith("=")
+    if exact:
+        body = body[1:]
+    return exclude, exact, [(entry, entry.split(":", 1)[0]) for entry in body.split(",") if entry]
+
+
+def _hca_checks(text):
+    """NCCL_IB_HCA matching (src/misc/utils.cc matchIfList): (errors, warnings) as message tails.
+
+    Without '=', each entry is a prefix (strncmp over the entry's length): 'mlx5' selects every mlx5 device,
+    as NCCL documents, but 'mlx5_1' also selects mlx5_10..mlx5_19. With '=', names compare whole, so
+    '=mlx5' selects no device at all and NCCL falls back to sockets.
+    """
+    exclude, exact, entries = _hca_entries(text)
+    lead = "^" if exclude else ""
+    if exact:
+        families = [dev for _entry, dev in entries if dev in HCA_FAMILIES]
+        if families:
+            return [
+                "asks for devices named exactly %s, and no device has that name (they are %s_0, %s_1, ...): "
+                "NCCL %s; write %s%s (prefix: every %s device) or name each device (=%s_0:1,...)"
+                % (
+                    ", ".join(families),
+                    families[0],
+                    families[0],
+                    "would exclude nothing" if exclude else "would find no IB device and fall back to sockets",
+                    lead,
+                    ",".join(e for e, _d in entries),
+                    families[0],
+                    families[0],
+                )
+            ], []
+        return [], []
+    full = [dev for _entry, dev in entries if _FULL_DEVICE_RE.match(dev)]
+    if not full:
+        return [], []
+    example = full[0]
+    also = "%s0..%s9" % (example, example)
+    if all(_FULL_DEVICE_RE.match(dev) for _entry, dev in entries):
+        fix = "write %s=%s for an exact list" % (lead, ",".join(e for e, _d in entries))
+    else:
+        fix = "'=' makes the whole list exact, so name every device in full and write %s=..." % lead
+    return [], [
+        "uses the full device name%s %s as a prefix, so NCCL also %s %s when they exist: %s"
+        % ("s" if len(full) > 1 else "", ", ".join(full), "excludes" if exclude else "selects", also, fix)
+    ]
+
+
+def _unknown_name(name, text, strict):
+    """(severity, issue) for an NCCL_* name the schema does not know.
+
+    The schema holds every name NCCL 2.30.7 reads, so an unknown name is most likely a typo, but it may be
+    one that a newer NCCL (or a plugin) reads: a warning with a did-you-mean, an error only when it is one
+    edit away from a known name (a typo that silently drops the setting) or in strict mode.
+    """
+    typo = close_typo(name)
+    if typo:
+        return "error", _issue(
+            name,
+            text,
+            "%s is not an NCCL variable, so NCCL ignores it: did you mean %s? (one typo away)" % (name, typo),
+        )
+    hints = did_you_mean(name)
+    hint = ": did you mean %s?" % " or ".join(hints) if hints else ""
+    base = "%s is not read by NCCL %s" % (name, NCCL_SOURCE["version"])
+    if strict:
+        return "error", _issue(
+            name, text, "%s%s (strict mode allows only the names NCCL reads)" % (base, hint or ": remove it")
+        )
+    return "warning", _issue(
+        name, text, "%s%s" % (base, hint or ": check the name (a newer NCCL or a plugin may read it)")
     )
 
 
-def lint(env, nccl_version=None, link_layer=None):
+def lint(env, nccl_version=None, link_layer=None, strict=False):
     """Check a {name: value} dict. Returns (errors, warnings), each a list of {variable, value, message}.
 
     ``nccl_version`` (e.g. '2.28.9') enables since/removed checks against that version; ``link_layer``
-    ('InfiniBand' or 'Ethernet') enables the NCCL_IB_GID_INDEX-on-InfiniBand check.
+    ('InfiniBand' or 'Ethernet') enables the NCCL_IB_GID_INDEX-on-InfiniBand check; ``strict`` makes an
+    unknown ``NCCL_*`` name an error (by default a warning, unless it is one typo away from a known name).
     """
     errors, warnings = [], []
     version = parse_version(nccl_version) if nccl_version else None
@@ -253,9 +386,8 @@ def lint(env, nccl_version=None, link_layer=None):
         entry = VARIABLES.get(name)
         if entry is None:
             if name.startswith("NCCL_"):
-                hints = did_you_mean(name)
-                hint = (": did you mean %s?" % " or ".join(hints)) if hints else ": check NCCL's environment docs"
-                errors.append(_issue(name, text, "%s is not an NCCL variable%s" % (name, hint)))
+                severity, issue = _unknown_name(name, text, strict)
+                (errors if severity == "error" else warnings).append(issue)
             else:
                 warnings.append(
                     _issue(name, text, "%s is not an NCCL variable: NCCL's config file would still export it" % name)
@@ -313,7 +445,7 @@ def lint(env, nccl_version=None, link_layer=None):
 
 
 def _int_or_none(text):
-    value, problem = _parse_int(text) if text is not None else (None, "absent")
+    value, problem, _note = _parse_int(text) if text is not None else (None, "absent", None)
     return None if problem else value
 
 
@@ -321,8 +453,10 @@ def _cross_checks(values, errors, warnings, context):
     version, nccl_version, link_layer = context
     hca = values.get("NCCL_IB_HCA")
     if hca and not _check_hca(hca):
-        message = _hca_prefix_warning(hca)
-        if message:
+        hca_errors, hca_warnings = _hca_checks(hca)
+        for message in hca_errors:
+            errors.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
+        for message in hca_warnings:
             warnings.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
     gid = values.get("NCCL_IB_GID_INDEX")
     gid_value = _int_or_none(gid)
@@ -498,10 +632,10 @@ def parse_conf(text):
     return env, problems
 
 
-def lint_conf(text, nccl_version=None, link_layer=None):
+def lint_conf(text, nccl_version=None, link_layer=None, strict=False):
     """parse_conf + lint; file problems become errors/warnings too (with 'line')."""
     env, problems = parse_conf(text)
-    errors, warnings = lint(env, nccl_version=nccl_version, link_layer=link_layer)
+    errors, warnings = lint(env, nccl_version=nccl_version, link_layer=link_layer, strict=strict)
     first_line = {}
     for lineno, raw in enumerate(text.split("\n"), 1):
         name = raw.split("=", 1)[0] if "=" in raw and not raw.startswith("#") else None

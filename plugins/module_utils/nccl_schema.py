@@ -1,18 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The one schema of NCCL environment variables (NCCL 2.30 user guide, env.rst, plus FACTS.md).
+"""The one schema of NCCL environment variables: NCCL 2.30's user guide (env.rst) and NCCL's source.
+
+Every ``NCCL_*`` name that NCCL 2.30.7 reads is here (``NCCL_SOURCE`` records the commit; the names were
+taken from src/ by grepping NCCL_PARAM, DEFINE_NCCL_PARAM and ncclGetEnv, the list is
+tests/fixtures/nccl/nccl-2.30.7-src-env-names.txt), plus names older NCCL versions read (``removed``).
+Names found in the source but not described by NCCL's documentation have ``category`` ``internal``: the
+schema knows they are read and how (an integer, a string), not what they are for.
 
 Each entry: ``type`` (how the value is checked), ``min``/``max`` or ``choices``, ``default`` (NCCL's,
 as a string, None when NCCL decides at run time), ``since`` (first NCCL version that reads it),
 ``deprecated``/``removed`` (version strings) with ``replacement``, ``category`` (``system``: meant to
-be kept in configuration; ``debug``: NCCL's docs say not to keep it in production) and ``note``.
+be kept in configuration; ``debug``: NCCL's docs say not to keep it in production; ``internal``: read
+by NCCL's source, not documented) and ``note``.
 
 Types:
   int      integer (decimal, or 0x hex where NCCL parses with strtoll base 0) in [min, max]
   bool     0 or 1
   enum     one of ``choices`` (case-insensitive unless ``case_sensitive``)
-  level    a topology path type (``choices``) or a legacy integer >= 0
+  level    a topology path type (``choices``, compared case-sensitively as NCCL's strcmp does) or a legacy
+           integer >= 0 (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS: LEGACY_LEVELS)
   list     comma list of ``choices`` (case-insensitive), optionally led by ``^`` (exclude)
   algo     NCCL_ALGO / NCCL_PROTO syntax: ``[func:]item,item;func:^item`` (2.24+)
   iflist   interface prefixes (``^`` exclude, ``=`` exact)
@@ -29,8 +37,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-PATH_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
-P2P_LEVELS = ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")
+# The NCCL source this schema was completed from (src/ of this commit equals tag v2.30.7-1).
+NCCL_SOURCE = {
+    "version": "2.30.7",
+    "tag": "v2.30.7-1",
+    "commit": "5067397c2676d5aed50042fc39e5c8ee96eb0027",
+    "repository": "https://github.com/NVIDIA/nccl",
+}
+# NCCL versions the collection supports: the since/removed data covers these.
+SUPPORTED_VERSIONS = ("2.18", "2.30")
+
+# src/graph/topo.cc topoPathTypeStr up to PATH_SYS: what ncclGetLevel (src/graph/paths.cc) accepts by
+# strcmp, so case matters ("pxb" is not read). The documented ones are LOC, (NVL,) PIX, PXB, PHB, SYS.
+PATH_LEVELS = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS")
+P2P_LEVELS = PATH_LEVELS
+# src/graph/paths.cc levelsOldToNew: the legacy integer levels (values above 5 are clamped to 5).
+LEGACY_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
 DEBUG_SUBSYS = (
     "INIT",
     "COLL",
@@ -135,17 +157,24 @@ VARIABLES = {
     "NCCL_IB_ROCE_VERSION_NUM": _v(
         "enum", since="2.21", choices=("1", "2"), default="2", note="RoCE version of the automatically selected GID."
     ),
-    "NCCL_IB_SL": _v("int", since="2.1.4", min=0, max=15, default="0", note="InfiniBand service level."),
+    "NCCL_IB_SL": _v(
+        "int", since="2.1.4", min=-1, max=15, default="-1", note="InfiniBand service level; -1 (unset) means SL 0."
+    ),
     "NCCL_IB_TC": _v(
         "int",
         since="2.1.15",
-        min=0,
+        min=-1,
         max=255,
-        default="0",
-        note="Traffic class byte = DSCP << 2 | ECN bits (106 = DSCP 26 + ECT0).",
+        default="-1",
+        note="Traffic class byte = DSCP << 2 | ECN bits (106 = DSCP 26 + ECT0); -1 (unset) means 0.",
     ),
     "NCCL_IB_FIFO_TC": _v(
-        "int", since="2.22.3", min=0, max=255, note="Traffic class of control messages (default: NCCL_IB_TC)."
+        "int",
+        since="2.22.3",
+        min=-1,
+        max=255,
+        default="-1",
+        note="Traffic class of control messages (-1: NCCL_IB_TC).",
     ),
     "NCCL_IB_RETURN_ASYNC_EVENTS": _b(since="2.23", default="1", note="Stop IB traffic on fatal async events."),
     "NCCL_OOB_NET_ENABLE": _b(since="2.23", note="Use the NCCL net for out-of-band (bootstrap) allgather."),
@@ -271,11 +300,12 @@ VARIABLES = {
         "level",
         since="2.3.4",
         choices=PATH_LEVELS,
-        note="Max NIC-GPU distance for GPUDirect RDMA: LOC, PIX, PXB, PHB, SYS or legacy 0..5 (>4 = SYS).",
+        note="Max NIC-GPU distance for GPUDirect RDMA: LOC, PIX, PXB, PHB, SYS or legacy 0 LOC, 1 PIX, 2 PXB, 3 PHB, "
+        "4+ SYS.",
         category="debug",
     ),
     "NCCL_IB_GDR_LEVEL": _v(
-        "level", since="2.3.4", choices=PATH_LEVELS, deprecated="2.4.0", replacement="NCCL_NET_GDR_LEVEL"
+        "level", since="2.3.4", choices=PATH_LEVELS, removed="2.4.0", replacement="NCCL_NET_GDR_LEVEL"
     ),
     "NCCL_NET_GDR_C2C": _b(since="2.26", default="1", note="Default 1 since 2.27.", category="debug"),
     "NCCL_NET_GDR_READ": _b(note="Default 1 on NVLink platforms since 2.4.2.", category="debug"),
@@ -342,6 +372,436 @@ VARIABLES = {
     "NCCL_LAUNCH_RACE_FATAL": _b(since="2.26", default="1", category="debug"),
     "NCCL_IPC_USE_ABSTRACT_SOCKET": _b(since="2.29", default="1", category="debug"),
     "NCCL_SYM_GIN_KERNELS_ENABLE": _b(since="2.29", default="1", category="debug"),
+    # --- Read by NCCL 2.30.7's source (NCCL_SOURCE), not described by the documentation above ---------
+    "NCCL_ALLGATHERV_ENABLE": _v("int", default="1", note="Read in src/enqueue.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_CHUNK_SIZE": _v("int", default="0", note="Read in src/enqueue.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_COMM_SHRINK_SHARE_RESOURCES": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_COMM_SPLIT_SHARE_RESOURCES": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_CONNECT_ROUND_MAX_PEERS": _v(
+        "int", default="128", note="Read in src/transport.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_DEV_API_JIT": _v("int", default="0", note="Read in src/gin/gin_host.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_DISABLE_MEM_MANAGER": _v(
+        "int", default="0", note="Read in src/mem_manager.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_ELASTIC_BUFFER_REGISTER": _v(
+        "int", default="1", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_ENABLE_VERSION_CHECK": _v(
+        "int", default="1", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GDAKI_USE_RELIABLE_DB": _v(
+        "int",
+        default="0",
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_GDR_FLUSH_DISABLE": _v(
+        "int", default="0", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GIN_ENABLE": _v("int", default="1", note="Read in src/gin/gin_host.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GIN_ERROR_QUERY_SEC": _v(
+        "int",
+        default="10",
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_GIN_GDAKI_MAX_DEST_RD_ATOMIC": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_GIN_GDAKI_MAX_QP_RD_ATOMIC": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_GIN_GDAKI_NIC_HANDLER": _v(
+        "int",
+        default="0",
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_GIN_GDAKI_QP_DEPTH": _v(
+        "int",
+        default="128",
+        note="Read in src/transport/net_ib/gdaki/gin_host_gdaki.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_GIN_IB_TC": _v(
+        "int", default="-1", note="Read in src/transport/net_ib/gin.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GIN_NCONNECTIONS": _v(
+        "int",
+        default=None,
+        note="Read in src/gin/gin_host.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_GIN_PLUGIN": _v("str", note="Read in src/plugin/gin.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GIN_PLUGIN_REF_COUNT": _v(
+        "int", default="0", note="Read in src/plugin/gin.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GIN_PROXY_QUEUE_SIZE": _v(
+        "int", default="-1", note="Read in src/gin/gin_host_proxy.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GIN_TYPE": _v(
+        "int", default="-1", note="Read in src/transport/net_ib/gin.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_GRAPH_DUMP_FILE": _v("path", note="Read in src/graph/search.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GRAPH_DUMP_FILE_RANK": _v("int", default="0", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GRAPH_FILE": _v("path", note="Read in src/graph/search.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GRAPH_HELPER_DISABLE": _v("int", default="0", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_GROUP_CUDA_STREAM": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_GROUP_CUDA_STREAM.",
+        category="internal",
+    ),
+    "NCCL_HOSTID": _v("str", note="Read in src/misc/utils.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_IBVERBS_LIB": _v("path", note="Read in src/misc/ibvsymbols.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_IB_DATA_DIRECT": _v(
+        "int", default="1", note="Read in src/transport/net_ib/init.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_DEVICE_PCI_ORDER": _v(
+        "int", default="1", note="Read in src/transport/net_ib/init.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_MERGE_VFS": _v(
+        "int", default="1", note="Read in src/transport/net_ib/init.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_MQP_RETRY_ALL": _v(
+        "int", default="0", note="Read in src/misc/ibvwrap.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_MQP_RETRY_CNT": _v(
+        "int", default="34", note="Read in src/misc/ibvwrap.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_MQP_RETRY_SLEEP_MSEC": _v(
+        "int", default="100", note="Read in src/misc/ibvwrap.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_PKEY": _v(
+        "int", default="0", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_PREPOST_RECEIVE_WORK_REQUESTS": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/net_ib/common.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_IB_QUERY_PORT_SPEED": _v(
+        "int", default="1", note="Read in src/misc/ibvwrap.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_RECEIVER_SIDE_MATCHING_SCHEME": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/net_ib/p2p.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_FAILOVER": _v(
+        "int", default="0", note="Read in src/transport/net_ib/p2p_resiliency.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_RESILIENCY_PORT_FAILOVER_MAX_ATTEMPTS": _v(
+        "int", default="1", note="Read in src/transport/net_ib/p2p_resiliency.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_RESILIENCY_PORT_FAILOVER_PROBE_DELAY": _v(
+        "int", default="10", note="Read in src/transport/net_ib/p2p_resiliency.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY": _v(
+        "int",
+        default="0",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ACK_TIMEOUT": _v(
+        "int",
+        default="5000",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_INTERVAL": _v(
+        "int",
+        default="500",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_BATCH_SIZE": _v(
+        "int",
+        default="5",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_SEQUENCE_SIZE": _v(
+        "int",
+        default="5",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ALIVE_MSG_TIMEOUT": _v(
+        "int",
+        default="4000",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_ATTEMPTS_MAX": _v(
+        "int",
+        default="5",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY": _v(
+        "int",
+        default="200",
+        note="Read in src/transport/net_ib/p2p_resiliency_recovery.cc (NCCL 2.30.7).",
+        category="internal",
+    ),
+    "NCCL_IB_ROUTABLE_FLID_GID_INDEX": _v(
+        "int", default="1", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_SUBNET_AWARE_ROUTING": _v(
+        "int", default="0", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_SUBNET_PREFIX_LEN": _v(
+        "int", default="24", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_USE_INLINE": _v(
+        "int", default="0", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IB_WARN_RAIL_LOCAL": _v(
+        "int", default="0", note="Read in src/transport/net_ib/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_IGNORE_DISABLED_P2P": _v(
+        "int", default="0", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_L1_SHARED_MEMORY_CARVEOUT": _v(
+        "int", default="0", note="Read in src/enqueue.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_LL128_BUFFSIZE": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_LL128_C2C": _v("int", default="1", note="Read in src/graph/tuning.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_LL128_NTHREADS": _v(
+        "int",
+        default=None,
+        note="Read in src/graph/tuning.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_LL_BUFFSIZE": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_LSA_TEAM_SIZE": _v("int", default="0", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_MAX_P2P_NCHANNELS": _v(
+        "int", default=None, note="Read in src/graph/paths.cc (NCCL 2.30.7); default MAXCHANNELS.", category="internal"
+    ),
+    "NCCL_MIN_P2P_NCHANNELS": _v(
+        "int", default="1", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_MLOPART_RDMA_ENABLE": _v(
+        "int", default="0", note="Read in src/register/coll_reg.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_MNNVL_CROSS_CLIQUE": _v("int", default="0", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_MNNVL_RAIL_PER_HOST": _v(
+        "int", default="0", note="Read in src/graph/search.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_MNNVL_SCATTER_NETS_ENABLE": _v(
+        "int", default="1", note="Read in src/graph/search.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_MULTI_SEGMENT_REGISTER": _v(
+        "int", default="1", note="Read in src/transport/generic.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NCHANNELS_PER_NET_PEER": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_NET_DISABLE_INTRA": _v(
+        "int", default="0", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NET_FORCE_FLUSH": _v(
+        "int", default="0", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NET_FORCE_MERGE": _v("str", note="Read in src/graph/topo.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_NET_GDR_MLOPART": _v(
+        "int", default="0", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NET_OPTIONAL_RECV_COMPLETION": _v(
+        "int", default="1", note="Read in src/transport/net.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NET_OVERHEAD": _v(
+        "int",
+        default=None,
+        note="Read in src/graph/tuning.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_NET_PLUGIN_REF_COUNT": _v(
+        "int", default="0", note="Read in src/plugin/net.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NO_CACHE": _v("str", note="char*", category="internal"),
+    "NCCL_NUM_RMA_CTX": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_NVB_PRECONNECT": _v("int", default="1", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_NVLSTREE_MAX_CHUNKSIZE": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/nvls.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_NVLS_CHUNKSIZE": _v(
+        "int", default="131072", note="Read in src/transport/nvls.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_NVLS_NCHANNELS": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_NVTX_DISABLE": _v("int", default="0", note="Read in src/init_nvtx.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_P2P_EPOCH_ENABLE": _v("int", default="1", note="Read in src/enqueue.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_P2P_MAX_PEERS": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_CONFIG_UNDEF_INT.",
+        category="internal",
+    ),
+    "NCCL_P2P_NVL_CHUNKSIZE": _v(
+        "int", default="524288", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_P2P_PCI_CHUNKSIZE": _v(
+        "int", default="131072", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_P2P_PER_CHANNEL_NET_BW": _v(
+        "int", default="14", note="Read in src/graph/paths.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_P2P_READ_ENABLE": _v(
+        "int",
+        default=None,
+        note="Read in src/transport/p2p.cc (NCCL 2.30.7); default decided at run time (-2).",
+        category="internal",
+    ),
+    "NCCL_P2P_SCHEDULE_GROUP_SIZE": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_MAX_DEV_WORK_P2P_PER_BATCH.",
+        category="internal",
+    ),
+    "NCCL_P2P_USE_CUDA_MEMCPY": _v(
+        "int", default="0", note="Read in src/transport/p2p.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_PAT_ENABLE": _v("int", default="2", note="Read in src/graph/tuning.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_PROGRESS_APPENDOP_FREQ": _v(
+        "int", default="8", note="Read in src/proxy.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_PROXY_APPEND_BATCH_SIZE": _v(
+        "int", default="16", note="Read in src/proxy.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_PROXY_CPUSET": _v("str", note="Read in src/proxy.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_PROXY_DUMP_SIGNAL": _v("int", default="-1", note="Read in src/proxy.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_REPORT_CONNECT_PROGRESS": _v(
+        "int", default="0", note="Read in src/transport.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_RMA_DISABLE": _v("int", default="0", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_RMA_PLUGIN": _v("str", note="Read in src/plugin/rma.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_RMA_PLUGIN_REF_COUNT": _v(
+        "int", default="0", note="Read in src/plugin/rma.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_RMA_PROXY_DUMP_SIGNAL": _v(
+        "int", default="-1", note="Read in src/rma/rma_proxy.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_RMA_PROXY_QUEUE_SIZE": _v(
+        "int", default="-1", note="Read in src/rma/rma_proxy.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SET_CPU_STACK_SIZE": _v("int", default="1", note="Read in src/init.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_SHADOW_MEMPOOL_MAX_SIZE": _v(
+        "int", default="1073741824", note="Read in src/allocator.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SHM_LOCALITY": _v(
+        "int", default="2", note="Read in src/transport/shm.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SINGLE_PROC_MEM_REG_ENABLE": _v(
+        "int", default="0", note="Read in src/group.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SOCKET_INLINE": _v(
+        "int", default="128", note="Read in src/transport/net_socket.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SOCKET_MIN_TASKSIZE": _v(
+        "int", default="65536", note="Read in src/transport/net_socket.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SOCKET_RCVBUF": _v(
+        "int", default="-1", note="Read in src/misc/socket.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SOCKET_SNDBUF": _v(
+        "int", default="-1", note="Read in src/misc/socket.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SYM_CE_THRESHOLD": _v(
+        "int", default="8388608", note="Read in src/enqueue.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SYM_CTAS": _v("int", default="0", note="Read in src/sym_kernels.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_SYM_KERNEL": _v("str", note="Read in src/sym_kernels.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_SYM_NOWIN_ENABLE": _v(
+        "int", default="0", note="Read in src/scheduler/symmetric_sched.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SYM_REUSE_SYSMEM_HANDLES": _v(
+        "int", default="0", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SYM_RS_GIN_CHUNK_SIZE": _v(
+        "int", default="-1", note="Read in src/sym_kernels.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_SYM_TMA_ENABLE": _v(
+        "int", default="0", note="Read in src/sym_kernels.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_THREAD_THRESHOLDS": _v("str", note="Read in src/graph/tuning.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_TOPO_DUMP_FILE_RANK": _v(
+        "int", default="0", note="Read in src/graph/topo.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_TOPO_SPLIT_MLOPART": _v(
+        "int", default="1", note="Read in src/graph/topo.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_UNPACK_DOUBLE_NCHANNELS": _v(
+        "int", default="1", note="Read in src/graph/connect.cc (NCCL 2.30.7).", category="internal"
+    ),
+    "NCCL_WARN_ENABLE_DEBUG_INFO": _b(default="0", note="Read in src/debug.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_WIN_STRIDE": _v("int", default="-1", note="Read in src/dev_runtime.cc (NCCL 2.30.7).", category="internal"),
+    "NCCL_WORK_ARGS_BYTES": _v(
+        "int", default=None, note="Read in src/init.cc (NCCL 2.30.7); default INT64_MAX.", category="internal"
+    ),
+    "NCCL_WORK_FIFO_BYTES": _v(
+        "int",
+        default=None,
+        note="Read in src/init.cc (NCCL 2.30.7); default NCCL_WORK_FIFO_BYTES_DEFAULT.",
+        category="internal",
+    ),
+    "NCCL_PARAM_DUMP_ALL": _b(
+        since="2.30",
+        default="0",
+        note="Read in src/param/param.cc (NCCL 2.30.7): dump every parameter.",
+        category="debug",
+    ),
 }
 
 # Names that look like NCCL's but are read by someone else: never an error, always a warning.
@@ -406,3 +866,37 @@ def describe(name):
     if entry.get("default") is not None:
         bits.append("default " + entry["default"])
     return "; ".join(bits)
+
+
+def strtoll(text):
+    """C's strtoll(text, &end, 0) as NCCL calls it: (value, consumed).
+
+    Leading whitespace and a sign are skipped; "0x"/"0X" then hex digits is hex, a leading "0" octal, else
+    decimal; parsing stops at the first character that does not fit ("0152" is 106, "0x6a" is 106, "08" is 0
+    with 1 character consumed, since 8 is not an octal digit). consumed is the number of characters read
+    (0 when no number was found, and value is then 0, as strtoll returns). value is None when the number does
+    not fit in 64 bits (strtoll sets ERANGE; NCCL then keeps its default).
+    """
+    text = str(text)
+    i, n = 0, len(text)
+    while i < n and text[i] in " \t\n\v\f\r":
+        i += 1
+    sign = 1
+    if i < n and text[i] in "+-":
+        sign = -1 if text[i] == "-" else 1
+        i += 1
+    base, digits = 10, "0123456789"
+    if text[i : i + 2] in ("0x", "0X") and i + 2 < n and text[i + 2] in "0123456789abcdefABCDEF":
+        base, digits = 16, "0123456789abcdefABCDEF"
+        i += 2
+    elif i < n and text[i] == "0":
+        base, digits = 8, "01234567"
+    start = i
+    while i < n and text[i] in digits:
+        i += 1
+    if i == start:
+        return 0, 0
+    value = sign * int(text[start:i], base)
+    if not -(2**63) <= value <= 2**63 - 1:
+        return None, i
+    return value, i

@@ -14,16 +14,21 @@ short_description: Check NCCL environment variables or an nccl.conf against NCCL
 version_added: 0.1.0
 description:
   - Checks a dict of variables (I(env)) or a KEY=VALUE file such as C(/etc/nccl.conf) (I(path)) against the
-    collection's schema of NCCL variables (NCCL 2.30 documentation; type, range or choices, default, since,
-    deprecated, removed).
-  - "Errors: unknown C(NCCL_*) names (with a did-you-mean), wrong types, values out of range or not among the
+    collection's schema of NCCL variables (every C(NCCL_*) name NCCL 2.30.7 reads, from NCCL's documentation and
+    source; type, range or choices, default, since, deprecated, removed).
+  - "Errors: C(NCCL_*) names one typo away from a known one (with a did-you-mean; other unknown names are
+    warnings unless I(strict)), wrong types, values out of range or not among the
     choices (the message lists the allowed ones), removed variables, contradictions (e.g. C(NCCL_NET=IB) with
-    C(NCCL_IB_DISABLE=1)), and in files what NCCL would read differently from what was meant (spaces around
-    C(=), quotes, C(export), end-of-line comments)."
+    C(NCCL_IB_DISABLE=1)), level names in the wrong case (NCCL compares them case-sensitively),
+    an exact C(NCCL_IB_HCA) entry that is a bare family such as C(mlx5) (it matches no device), and in files
+    what NCCL would read differently from what was meant (spaces around C(=), quotes, C(export), end-of-line
+    comments)."
   - "Warnings: deprecated names, debugging variables left on (C(NCCL_DEBUG=INFO), C(NCCL_DEBUG_SUBSYS)...),
-    forced C(NCCL_ALGO)/C(NCCL_PROTO), an C(NCCL_IB_HCA) list without C(=) (prefix matching also selects
-    mlx5_10..19), C(NCCL_IB_GID_INDEX) on InfiniBand or on NCCL 2.21 and later, legacy integer levels,
-    variables newer than I(nccl_version), names that are PyTorch's rather than NCCL's."
+    forced C(NCCL_ALGO)/C(NCCL_PROTO), a full device name used as an C(NCCL_IB_HCA) prefix (C(mlx5_1) also
+    selects mlx5_10..19; a bare family such as C(mlx5) is fine), C(NCCL_IB_GID_INDEX) on InfiniBand or on
+    NCCL 2.21 and later, legacy integer levels (with the name NCCL reads them as: 2 is PXB), numbers with a
+    leading 0 (octal), variables newer than I(nccl_version), names that are PyTorch's rather than NCCL's,
+    unknown C(NCCL_*) names that are no typo of a known one."
   - Fails when there are errors (or warnings, with I(fail_on_warnings)).
   - Returns the warnings as C(lint_warnings) (Ansible reserves C(warnings)) and shows each as an Ansible warning.
 options:
@@ -44,6 +49,13 @@ options:
     description: Fail on warnings too.
     type: bool
     default: false
+  strict:
+    description:
+      - Make every unknown C(NCCL_*) name an error. By default only a name one typo away from a known one is an
+        error, and other unknown names are warnings (a newer NCCL or a plugin may read them).
+    type: bool
+    default: false
+    version_added: 0.2.0
 extends_documentation_fragment:
   - ibtune.fabric.attributes
   - ibtune.fabric.attributes.READ_ONLY
@@ -86,7 +98,7 @@ lint_warnings:
   returned: always
   type: list
   elements: dict
-  sample: [{variable: NCCL_IB_HCA, value: mlx5_1, message: "NCCL_IB_HCA=mlx5_1 has no '=' prefix, ..."}]
+  sample: [{variable: NCCL_IB_HCA, value: mlx5_1, message: "NCCL_IB_HCA=mlx5_1 uses the full device name mlx5_1 as a prefix, ..."}]
 env:
   description: The variables as NCCL sees them (for I(path), the first occurrence of each name).
   returned: always
@@ -108,6 +120,7 @@ def main():
             nccl_version=dict(type="str"),
             link_layer=dict(type="str", choices=["InfiniBand", "Ethernet"]),
             fail_on_warnings=dict(type="bool", default=False),
+            strict=dict(type="bool", default=False),
         ),
         mutually_exclusive=[("env", "path")],
         required_one_of=[("env", "path")],
@@ -123,13 +136,13 @@ def main():
         except (IOError, OSError) as exc:
             module.fail_json(msg="cannot read %s: %s" % (params["path"], exc))
         env, errors, warnings = nccl_env.lint_conf(
-            text, nccl_version=params["nccl_version"], link_layer=params["link_layer"]
+            text, nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
         )
         source = params["path"]
     else:
         env = {k: nccl_env.to_text(v) for k, v in params["env"].items()}
         errors, warnings = nccl_env.lint(
-            params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"]
+            params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
         )
         source = "the given env"
     for item in warnings:

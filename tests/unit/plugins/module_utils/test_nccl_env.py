@@ -36,17 +36,46 @@ def test_seed_configuration_passes_clean():
     assert warnings == []
 
 
-def test_unknown_name_gets_did_you_mean():
-    errors, _unused = nccl_env.lint({"NCCL_IB_TIMOUT": "22", "NCCL_SOCKET_IFNAMES": "eth0"})
+def test_a_close_typo_of_a_known_name_is_an_error():
+    errors, _unused = nccl_env.lint({"NCCL_IB_TIMOUT": "22", "NCCL_SOCKET_IFNAMES": "eth0", "NCCL_IBHCA": "x"})
     by_var = {e["variable"]: e["message"] for e in errors}
-    assert "did you mean NCCL_IB_TIMEOUT" in by_var["NCCL_IB_TIMOUT"]
-    assert "did you mean NCCL_SOCKET_IFNAME" in by_var["NCCL_SOCKET_IFNAMES"]
+    assert "did you mean NCCL_IB_TIMEOUT? (one typo away)" in by_var["NCCL_IB_TIMOUT"]
+    assert "did you mean NCCL_SOCKET_IFNAME? (one typo away)" in by_var["NCCL_SOCKET_IFNAMES"]
+    assert "did you mean NCCL_IB_HCA? (one typo away)" in by_var["NCCL_IBHCA"]
 
 
-def test_unknown_name_without_close_match():
-    errors, _unused = nccl_env.lint({"NCCL_ZZZZZZZZZZZZ": "1"})
-    assert "is not an NCCL variable" in errors[0]["message"]
-    assert "did you mean" not in errors[0]["message"]
+def test_an_unknown_name_far_from_any_known_one_is_a_warning_with_did_you_mean():
+    """NCCL may be newer than the schema: a name that is no typo of a known one only warns."""
+    errors, warnings = nccl_env.lint({"NCCL_IB_FUTURE_KNOB": "1", "NCCL_ZZZZZZZZZZZZ": "1"})
+    assert errors == []
+    by_var = {w["variable"]: w["message"] for w in warnings}
+    assert "is not read by NCCL 2.30.7" in by_var["NCCL_ZZZZZZZZZZZZ"]
+    assert "did you mean" not in by_var["NCCL_ZZZZZZZZZZZZ"]
+    assert "did you mean" in by_var["NCCL_IB_FUTURE_KNOB"] or "a newer NCCL" in by_var["NCCL_IB_FUTURE_KNOB"]
+
+
+def test_did_you_mean_on_a_far_name():
+    _errors, warnings = nccl_env.lint({"NCCL_SOCKET_IFNAME_LIST": "eth0"})
+    assert "did you mean NCCL_SOCKET_IFNAME" in warnings[0]["message"]
+
+
+def test_strict_mode_makes_every_unknown_name_an_error():
+    errors, warnings = nccl_env.lint({"NCCL_ZZZZZZZZZZZZ": "1"}, strict=True)
+    assert warnings == []
+    assert "strict mode" in errors[0]["message"]
+    _env, errors, _warnings = nccl_env.lint_conf("NCCL_ZZZZZZZZZZZZ=1\n", strict=True)
+    assert errors and errors[0]["line"] == 1
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["NCCL_IB_PKEY", "NCCL_IB_USE_INLINE", "NCCL_IB_MERGE_VFS", "NCCL_SOCKET_RCVBUF", "NCCL_IB_DATA_DIRECT"],
+)
+def test_variables_nccl_2_30_reads_are_accepted(name):
+    """These were hard errors ("not an NCCL variable") before the schema was completed from NCCL's source."""
+    errors, warnings = nccl_env.lint({name: "1"}, strict=True)
+    assert errors == []
+    assert warnings == []
 
 
 @pytest.mark.parametrize(
@@ -57,10 +86,19 @@ def test_unknown_name_without_close_match():
         ("NCCL_IB_RETRY_CNT", 8, "0..7"),
         ("NCCL_IB_QPS_PER_CONNECTION", 0, "1..128"),
         ("NCCL_IB_QPS_PER_CONNECTION", "four", "is not an integer"),
-        ("NCCL_IB_SL", 16, "0..15"),
-        ("NCCL_IB_TC", 256, "0..255"),
-        ("NCCL_IB_TC", "022", "octal (18)"),
-        ("NCCL_NET_GDR_LEVEL", "NODE", "LOC, PIX, PXB, PHB, SYS"),
+        ("NCCL_IB_SL", 16, "-1..15"),
+        ("NCCL_IB_SL", -2, "-1..15"),
+        ("NCCL_IB_TC", 256, "-1..255"),
+        ("NCCL_IB_TC", "0400", "out of range (read as 256)"),
+        ("NCCL_IB_TC", "089", "octal and stops at '8'"),
+        ("NCCL_IB_TC", "106abc", "NCCL reads only '106'"),
+        ("NCCL_NET_GDR_LEVEL", "NODE", "0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS"),
+        ("NCCL_NET_GDR_LEVEL", "pxb", "case-sensitively (strcmp), so it ignores 'pxb'"),
+        ("NCCL_P2P_LEVEL", "nvl", "write NVL"),
+        ("NCCL_NET_MERGE_LEVEL", "pxb", "case-sensitively"),
+        ("NCCL_IB_GDR_LEVEL", "PHB", "NCCL_IB_GDR_LEVEL was removed in NCCL 2.4.0: use NCCL_NET_GDR_LEVEL"),
+        ("NCCL_IB_HCA", "=mlx5", "no device has that name"),
+        ("NCCL_IB_HCA", "=mlx5:1", "fall back to sockets"),
         ("NCCL_CROSS_NIC", 3, "0, 1, 2"),
         ("NCCL_DEBUG", "DEBUG", "VERSION, WARN, INFO"),
         ("NCCL_IB_DISABLE", 2, "must be 0 or 1"),
@@ -101,10 +139,9 @@ def test_removed_variable_only_warns_for_an_nccl_that_still_reads_it():
 
 
 def test_deprecated_names_warn_with_replacement():
-    errors, warnings = nccl_env.lint({"NCCL_IB_GDR_LEVEL": "PHB", "NCCL_MAX_NCHANNELS": 16, "NCCL_MIN_NRINGS": 4})
+    errors, warnings = nccl_env.lint({"NCCL_MAX_NCHANNELS": 16, "NCCL_MIN_NRINGS": 4})
     assert errors == []
     text = " ".join(messages(warnings))
-    assert "NCCL_IB_GDR_LEVEL is deprecated since NCCL 2.4.0: use NCCL_NET_GDR_LEVEL" in text
     assert "NCCL_MAX_NCHANNELS is deprecated since NCCL 2.17: use NCCL_MAX_CTAS" in text
     assert "NCCL_MIN_NRINGS is deprecated" in text
 
@@ -122,7 +159,13 @@ def test_deprecated_names_warn_with_replacement():
         ({"NCCL_ALGO": "ring,collnetdirect;allreduce:tree,collnetdirect;broadcast:ring"}, "NCCL_ALGO", "forced"),
         ({"NCCL_IB_HCA": "mlx5_1"}, "NCCL_IB_HCA", "mlx5_10..mlx5_19"),
         ({"NCCL_IB_HCA": "^mlx5_1"}, "NCCL_IB_HCA", "write ^=mlx5_1"),
-        ({"NCCL_NET_GDR_LEVEL": 3}, "NCCL_NET_GDR_LEVEL", "legacy integer"),
+        ({"NCCL_NET_GDR_LEVEL": 3}, "NCCL_NET_GDR_LEVEL", "legacy integer level, which NCCL reads as PHB"),
+        ({"NCCL_NET_GDR_LEVEL": 2}, "NCCL_NET_GDR_LEVEL", "which NCCL reads as PXB: write PXB"),
+        ({"NCCL_NET_GDR_LEVEL": 7}, "NCCL_NET_GDR_LEVEL", "which NCCL reads as SYS"),
+        ({"NCCL_IB_TC": "0152"}, "NCCL_IB_TC", "octal 106: write 106"),
+        ({"NCCL_IB_HCA": "mlx5_1:1,mlx5_2:1"}, "NCCL_IB_HCA", "write =mlx5_1:1,mlx5_2:1 for an exact list"),
+        ({"NCCL_IB_HCA": "mlx5,mlx5_1"}, "NCCL_IB_HCA", "name every device in full"),
+        ({"NCCL_IB_HCA": "bnxt_re1"}, "NCCL_IB_HCA", "bnxt_re10..bnxt_re19"),
         ({"NCCL_IB_TIMEOUT": 0}, "NCCL_IB_TIMEOUT", "infinite"),
         ({"NCCL_IB_TC": 107}, "NCCL_IB_TC", "both ECN bits"),
         ({"NCCL_ASYNC_ERROR_HANDLING": 1}, "NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING"),
@@ -277,4 +320,20 @@ def test_lint_never_raises_and_always_returns_issues_of_the_same_shape(env):
 @given(st.integers(min_value=-5, max_value=300))
 def test_ib_tc_range_property(value):
     errors, _unused = nccl_env.lint({"NCCL_IB_TC": value})
-    assert (errors == []) == (0 <= value <= 255)
+    assert (errors == []) == (-1 <= value <= 255)
+
+
+@pytest.mark.parametrize("value", ["mlx5", "mlx5:1", "^mlx4", "mlx5,bnxt_re"])
+def test_a_bare_family_prefix_is_nccls_own_usage_and_does_not_warn(value):
+    """NCCL's docs use NCCL_IB_HCA=mlx5; '=mlx5' would match no device (matchIfList compares whole names)."""
+    errors, warnings = nccl_env.lint({"NCCL_IB_HCA": value})
+    assert errors == []
+    assert warnings == []
+
+
+def test_full_device_name_prefix_advice_is_an_exact_list_never_a_bare_family():
+    _errors, warnings = nccl_env.lint({"NCCL_IB_HCA": "mlx5_1"})
+    (message,) = messages(warnings, "NCCL_IB_HCA")
+    assert "mlx5_10..mlx5_19" in message
+    assert "write =mlx5_1 for an exact list" in message
+    assert "=mlx5 " not in message and not message.endswith("=mlx5")

@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_env, nccl_schema
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import VARIABLES, parse_version
+from tests.conftest import FIXTURES
 
 TYPES = {
     "int",
@@ -88,7 +89,7 @@ def test_every_entry_is_well_formed(name):
     entry = VARIABLES[name]
     assert re.match(r"^NCCL_[A-Z0-9_]+$", name)
     assert entry["type"] in TYPES, name
-    assert entry["category"] in ("system", "debug")
+    assert entry["category"] in ("system", "debug", "internal")
     for key in ("since", "deprecated", "removed"):
         if entry.get(key):
             assert parse_version(entry[key]) is not None, (name, key)
@@ -116,14 +117,26 @@ def test_facts_ranges_and_defaults():
     assert (VARIABLES["NCCL_IB_RETRY_CNT"]["max"], VARIABLES["NCCL_IB_RETRY_CNT"]["default"]) == (7, "7")
     assert (VARIABLES["NCCL_IB_QPS_PER_CONNECTION"]["min"], VARIABLES["NCCL_IB_QPS_PER_CONNECTION"]["max"]) == (1, 128)
     assert VARIABLES["NCCL_IB_GID_INDEX"]["default"] == "-1"
-    assert VARIABLES["NCCL_IB_SL"]["max"] == 15
-    assert VARIABLES["NCCL_IB_TC"]["max"] == 255
-    assert set(VARIABLES["NCCL_NET_GDR_LEVEL"]["choices"]) == {"LOC", "PIX", "PXB", "PHB", "SYS"}
+    # NCCL_PARAM(IbSl, "IB_SL", -1) / (IbTc, "IB_TC", -1) in src/transport/net_ib/connect.cc.
+    assert (VARIABLES["NCCL_IB_SL"]["min"], VARIABLES["NCCL_IB_SL"]["max"], VARIABLES["NCCL_IB_SL"]["default"]) == (
+        -1,
+        15,
+        "-1",
+    )
+    assert (VARIABLES["NCCL_IB_TC"]["min"], VARIABLES["NCCL_IB_TC"]["max"], VARIABLES["NCCL_IB_TC"]["default"]) == (
+        -1,
+        255,
+        "-1",
+    )
+    assert {"LOC", "PIX", "PXB", "PHB", "SYS"} <= set(VARIABLES["NCCL_NET_GDR_LEVEL"]["choices"])
+    # src/graph/paths.cc levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS.
+    assert nccl_schema.LEGACY_LEVELS[:5] == ("LOC", "PIX", "PXB", "PHB", "SYS")
+    assert VARIABLES["NCCL_IB_GDR_LEVEL"]["removed"] == "2.4.0"
     assert set(VARIABLES["NCCL_CROSS_NIC"]["choices"]) == {"0", "1", "2"}
     assert {"VERSION", "WARN", "INFO", "TRACE"} <= set(VARIABLES["NCCL_DEBUG"]["choices"])
     for name in ("NCCL_IB_CUDA_SUPPORT", "NCCL_SINGLE_RING_THRESHOLD", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD"):
         assert VARIABLES[name].get("removed"), name
-    for name in ("NCCL_IB_GDR_LEVEL", "NCCL_MAX_NRINGS", "NCCL_MIN_NRINGS", "NCCL_MAX_NCHANNELS"):
+    for name in ("NCCL_MAX_NRINGS", "NCCL_MIN_NRINGS", "NCCL_MAX_NCHANNELS"):
         assert VARIABLES[name].get("deprecated"), name
     assert "NCCL_ASYNC_ERROR_HANDLING" in nccl_schema.FOREIGN
     assert "NCCL_ASYNC_ERROR_HANDLING" not in VARIABLES
@@ -149,3 +162,36 @@ def test_parse_version(text, expected):
 def test_describe():
     assert "range 0..31" in nccl_schema.describe("NCCL_IB_TIMEOUT")
     assert nccl_schema.describe("NCCL_NOPE") is None
+
+
+SOURCE_NAMES = FIXTURES / "nccl" / "nccl-2.30.7-src-env-names.txt"
+
+
+def _source_names():
+    return [line.strip() for line in SOURCE_NAMES.read_text().splitlines() if line.startswith("NCCL_")]
+
+
+def test_schema_holds_every_name_nccl_2_30_7_reads():
+    """The names grepped from NCCL 2.30.7's src/ (the fixture's header has the commands)."""
+    names = _source_names()
+    assert len(names) > 240
+    missing = [name for name in names if name not in VARIABLES]
+    assert missing == []
+    assert nccl_schema.NCCL_SOURCE["commit"] in SOURCE_NAMES.read_text()
+    assert nccl_schema.NCCL_SOURCE["commit"].startswith("5067397")
+
+
+def test_names_no_longer_read_are_marked_removed():
+    """A name in the schema that NCCL 2.30.7 does not read must be marked removed (or deprecated)."""
+    names = set(_source_names())
+    gone = sorted(name for name in VARIABLES if name not in names)
+    assert gone
+    assert [name for name in gone if not (VARIABLES[name].get("removed") or VARIABLES[name].get("deprecated"))] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "used"),
+    [("0152", 106, 4), ("0x6a", 106, 4), ("106", 106, 3), ("-1", -1, 2), ("08", 0, 1), ("abc", 0, 0), (" 7", 7, 2)],
+)
+def test_strtoll_reads_as_c_does(text, value, used):
+    assert nccl_schema.strtoll(text) == (value, used)

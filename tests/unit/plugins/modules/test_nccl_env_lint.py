@@ -30,7 +30,7 @@ def test_errors_fail_with_one_sentence_per_problem():
     result = run_module(nccl_env_lint, {"env": {"NCCL_IB_TIMEOUT": 40, "NCCL_IBHCA": "x"}})
     assert result.failed
     assert "the given env has 2 NCCL error(s)" in result["msg"]
-    assert "did you mean NCCL_IB_HCA" in result["msg"]
+    assert "did you mean NCCL_IB_HCA?" in result["msg"]
     assert "use 0..31" in result["msg"]
     assert {e["variable"] for e in result["errors"]} == {"NCCL_IB_TIMEOUT", "NCCL_IBHCA"}
 
@@ -64,3 +64,13 @@ def test_missing_file_and_argument_rules(tmp_path):
     assert result.failed and "does not exist" in result["msg"]
     result = run_module(nccl_env_lint, {"env": {}, "path": "/etc/nccl.conf"})
     assert result.failed and "mutually exclusive" in result["msg"]
+
+
+def test_unknown_name_warns_by_default_and_fails_in_strict_mode():
+    env = {"NCCL_IB_TIMEOUT": 22, "NCCL_ZZZZZZZZZZZZ": "1"}
+    result = run_module(nccl_env_lint, {"env": env})
+    assert not result.failed
+    assert "is not read by NCCL 2.30.7" in result["lint_warnings"][0]["message"]
+    result = run_module(nccl_env_lint, {"env": env, "strict": True})
+    assert result.failed
+    assert "strict mode" in result["msg"]
