@@ -488,8 +488,11 @@ def _first_line(text, pattern):
     return None
 
 
-def classify_failure(stdout, stderr, rc, parsed=None):
+def classify_failure(stdout, stderr, rc, parsed=None, expect_table=True):
     """Classify a finished perftest run; None when it succeeded (rc 0 and a result table).
+
+    ``parsed`` is any parser's result with a ``rows`` list (parse_text, or the latency parser's);
+    ``expect_table=False`` accepts a clean exit without a table (ib_read_lat's server prints none).
 
     Returns {kind, message, hint}. The specific cause wins over its consequence: "Couldn't allocate
     MR" followed by a segmentation fault is mr_alloc (the message mentions the crash).
@@ -545,7 +548,7 @@ def classify_failure(stdout, stderr, rc, parsed=None):
         if last:
             message += " (last line: %s)" % last
         return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
-    if not parsed["rows"]:
+    if expect_table and not parsed["rows"]:
         return {
             "kind": "unknown",
             "message": "perftest exited with code %s but printed no result table" % rc,
