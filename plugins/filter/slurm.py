@@ -1,0 +1,23 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter slurm_topology_conf: Slurm's tree topology.conf from {leaf: [hosts]} (docs in slurm_topology_conf.yml)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.ibtune.fabric.plugins.module_utils import slurm as _slurm
+
+
+def slurm_topology_conf(leaves, spine="spine", header=None):
+    try:
+        return _slurm.render_topology(leaves, spine=spine, header=header)
+    except ValueError as exc:
+        raise AnsibleFilterError("slurm_topology_conf: %s" % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"slurm_topology_conf": slurm_topology_conf}
