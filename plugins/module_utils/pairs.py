@@ -136,8 +136,13 @@ def _random(hosts, rounds, seed):
 
 
 def _halves(hosts):
+    """First half against second half in one round; with odd N the host left over meets the first
+    host in a second round, so every host is tested."""
     half = len(hosts) // 2
-    return [[[hosts[i], hosts[i + half]] for i in range(half)]]
+    out = [[[hosts[i], hosts[i + half]] for i in range(half)]]
+    if len(hosts) % 2:
+        out.append([[hosts[-1], hosts[0]]])
+    return out
 
 
 def _cross_group(hosts, groups):
@@ -166,20 +171,27 @@ def _cross_group(hosts, groups):
     # Round-robin tournament of the groups: each group-round pairs groups disjointly, every
     # pair of groups meets exactly once; inside a meeting the smaller group's members are
     # matched one-to-one into the larger group, the offset rotating so idle members vary.
+    # With unequal groups one sub-round per len(small) members of the larger group, so every
+    # member of the larger group meets someone (no host is left untested silently).
     group_rounds = _all_pairs(order)
     out = []
     for index, grounds in enumerate(group_rounds):
-        pairs = []
+        subrounds = []
         for ga, gb in grounds:
             a, b = members[ga], members[gb]
             swap = len(a) > len(b)
             small, large = (b, a) if swap else (a, b)
-            offset = (index * len(small)) % len(large)
-            for i, host in enumerate(small):
-                other = large[(i + offset) % len(large)]
-                # alternate who serves so both sides act as server and client
-                pairs.append([host, other] if (i + index) % 2 == 0 else [other, host])
-        out.append(pairs)
+            needed = -(-len(large) // len(small))
+            for sub in range(needed):
+                if len(subrounds) <= sub:
+                    subrounds.append([])
+                offset = (index * len(small) + sub * len(small)) % len(large)
+                for i, host in enumerate(small):
+                    other = large[(i + offset) % len(large)]
+                    # alternate who serves so both sides act as server and client
+                    pair = [host, other] if (i + index + sub) % 2 == 0 else [other, host]
+                    subrounds[sub].append(pair)
+        out.extend(subrounds)
     return out
 
 
@@ -349,14 +361,15 @@ def _first_pass(results):
     return sorted(nodes), sorted(links), known_good, failed, roles
 
 
-def retest_rounds(results, hosts=None, partners=1):
+def retest_rounds(results, hosts=None, partners=1, exclude=None):
     """Second-pass plan: pair every suspect node and both ends of every suspect link with
     known-good partners (nodes all of whose first-pass pairs passed, pairs with a suspect node
     aside), in disjoint rounds.
 
     ``hosts`` limits who can take part (e.g. the hosts still reachable); None means every host
     seen in the results. ``partners`` is how many different known-good partners each subject
-    gets. Each subject first plays the role (server or client) it failed in most. Returns []
+    gets; ``exclude`` lists hosts that must not serve as known-good partners (counter violations,
+    failed preflight). Each subject first plays the role (server or client) it failed in most. Returns []
     when there is nothing to retest or no known-good partner exists.
     """
     if results is None:
@@ -378,7 +391,9 @@ def retest_rounds(results, hosts=None, partners=1):
     for host in suspect_nodes + [h for link in links for h in link]:
         if host not in subjects and (allowed is None or host in allowed):
             subjects.append(host)
-    good = [h for h in known_good if allowed is None or h in allowed]
+    # a host whose error counters rose, or that failed preflight, is no known-good partner
+    barred = set(exclude or ())
+    good = [h for h in known_good if (allowed is None or h in allowed) and h not in barred]
     if not subjects or not good:
         return []
 

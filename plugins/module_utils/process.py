@@ -90,6 +90,12 @@ def kill_process_group(proc, grace=KILL_GRACE_S):
 
 def _tcp_established(port):
     """True when a TCP connection with local port `port` is ESTABLISHED (a client reached the server)."""
+    return port in established_ports()
+
+
+def established_ports():
+    """Local TCP ports with an ESTABLISHED connection in this network namespace (one /proc read)."""
+    ports = set()
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(name) as handle:
@@ -100,11 +106,28 @@ def _tcp_established(port):
             fields = line.split()
             if len(fields) > 3 and fields[3] == "01":
                 try:
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        return True
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
                 except (IndexError, ValueError):
                     continue
-    return False
+    return ports
+
+
+def spawn(argv, stdout, stderr):
+    """Start argv in its own session and process group, dying with us (PR_SET_PDEATHSIG).
+
+    stdout/stderr are open files (temporary files, so a chatty child never blocks on a full pipe).
+    Call from the main thread only: preexec_fn is not safe with other threads running, and the
+    death signal follows the thread that forked.
+    """
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509
+        close_fds=True,
+    )
 
 
 def run_once(argv, timeout, tcp_port=None):
