@@ -11,6 +11,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import strtoll
+
 MODES = ("roce_lossless", "infiniband", "none")
 ECN_BITS = {"none": 0, "ect1": 1, "ect0": 2}
 
@@ -73,8 +75,7 @@ def normalize_model(model=None):
     merged["ib_max_vls"] = _int_in(merged, "ib_max_vls", 1, 15)
     merged["ib_high_limit"] = _int_in(merged, "ib_high_limit", 0, 255)
     max_vls = merged["ib_max_vls"]
-    for key in ("ib_vlarb_high", "ib_vlarb_low"):
-        parse_vlarb(merged[key], key)
+    vlarb = dict((key, parse_vlarb(merged[key], key)) for key in ("ib_vlarb_high", "ib_vlarb_low"))
     sl2vl = parse_sl2vl(merged["ib_sl2vl"])
     if merged["mode"] == "infiniband":
         data_vls = sorted(set(sl2vl))
@@ -84,6 +85,21 @@ def normalize_model(model=None):
                 "ibtune_qos.ib_sl2vl sends SLs to VL %s, but ib_max_vls=%d allows only VL 0..%d: "
                 "raise ib_max_vls or change the table." % (",".join(str(v) for v in too_high), max_vls, max_vls - 1)
             )
+    for key, entries in sorted(vlarb.items()):
+        if merged["mode"] == "infiniband":
+            above = sorted(set(vl for vl, weight in entries if vl >= max_vls and weight > 0))
+            if above:
+                raise QosModelError(
+                    "ibtune_qos.%s gives weight to VL %s, but ib_max_vls=%d allows only VL 0..%d: the ports have "
+                    "no such VL, so that bandwidth share goes nowhere; raise ib_max_vls or drop those entries."
+                    % (key, ",".join(str(v) for v in above), max_vls, max_vls - 1)
+                )
+    if merged["mode"] == "roce_lossless" and merged["roce_dscp"] == merged["cnp_dscp"]:
+        raise QosModelError(
+            "ibtune_qos.cnp_dscp=%d equals roce_dscp: the switches would put lossless data in the strict CNP class "
+            "(priority %d, no PFC); give CNPs their own DSCP (NVIDIA's recipe: 48)."
+            % (merged["cnp_dscp"], merged["cnp_priority"])
+        )
     if merged["mode"] == "roce_lossless" and merged["roce_priority"] == merged["cnp_priority"]:
         raise QosModelError(
             "ibtune_qos.cnp_priority=%d equals roce_priority: CNPs must travel on their own (strict) priority."
@@ -184,18 +200,41 @@ def _dscp_map(value):
 
 
 def _parse_env_int(env, name, low, high, errors):
+    """The value NCCL reads: strtoll(value, NULL, 0) ("0152" is 106, "0x6a" is 106); -1 is NCCL's unset.
+
+    Returns None when unset (absent, empty or -1) or unreadable (then an error is added).
+    """
     raw = env.get(name)
+    if isinstance(raw, bool):
+        raw = int(raw)
     if raw is None or str(raw).strip() == "":
         return None
-    try:
-        value = int(str(raw).strip(), 0)
-    except ValueError:
-        errors.append("%s=%r is not an integer: NCCL would ignore it; set it to %d..%d." % (name, raw, low, high))
+    text = str(raw)
+    value, used = strtoll(text)
+    if used == 0 or value is None or used != len(text):
+        errors.append(
+            "%s=%r is not an integer as NCCL reads it (strtoll, base 0): set it to %d..%d." % (name, raw, low, high)
+        )
+        return None
+    if value == -1:
         return None
     if not low <= value <= high:
-        errors.append("%s=%d is out of range: use %d..%d." % (name, value, low, high))
+        shown = text if text == str(value) else "%s (NCCL reads %d)" % (text, value)
+        errors.append("%s=%s is out of range: use %d..%d." % (name, shown, low, high))
         return None
     return value
+
+
+def _unset(env, name):
+    """NCCL's view: absent, empty and -1 (NCCL_PARAM's default for IB_SL/IB_TC) all mean not set."""
+    raw = env.get(name)
+    if raw is None:
+        return True
+    text = str(int(raw)) if isinstance(raw, bool) else str(raw)
+    if text.strip() == "":
+        return True
+    value, used = strtoll(text)
+    return used == len(text) and value == -1
 
 
 def _check_state(model, state, where, errors, warnings):
@@ -262,7 +301,7 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
         want_tc = nccl_tc(dscp, model["ecn"])
         tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors)
         host_tc = (host_state or {}).get("traffic_class")
-        if tc is None and "NCCL_IB_TC" not in env:
+        if tc is None and _unset(env, "NCCL_IB_TC"):
             if host_tc is not None and int(host_tc) == want_tc:
                 warnings.append(
                     "NCCL_IB_TC is not set; the host's global traffic class %d marks DSCP %d, so NCCL's traffic "
@@ -295,19 +334,19 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
                 )
         if switch_state:
             _check_state(model, switch_state, "the switch", errors, warnings)
-        if env.get("NCCL_IB_SL") not in (None, ""):
+        if not _unset(env, "NCCL_IB_SL"):
             warnings.append(
                 "NCCL_IB_SL=%s is set on a RoCE fabric, where it does not choose the priority." % env["NCCL_IB_SL"]
             )
     elif mode == "infiniband":
         sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors)
-        if sl is None and not str(env.get("NCCL_IB_SL") or "").strip():
+        if sl is None and _unset(env, "NCCL_IB_SL"):
             sl = 0  # NCCL's default service level
         if sl is not None:
             sl2vl = parse_sl2vl(model["ib_sl2vl"])
             vl = sl2vl[sl]
             weights = vl_weights(model)
-            shown = "NCCL_IB_SL=%d" % sl if "NCCL_IB_SL" in env else "NCCL_IB_SL unset (SL 0)"
+            shown = "NCCL_IB_SL unset (SL 0)" if _unset(env, "NCCL_IB_SL") else "NCCL_IB_SL=%s" % env["NCCL_IB_SL"]
             # normalize_model already refused tables that send an SL past ib_max_vls.
             if sum(weights.get(vl, (0, 0))) == 0:
                 errors.append(
@@ -319,7 +358,7 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
                     "%s, but the QoS model puts NCCL on SL %d: set NCCL_IB_SL=%d."
                     % (shown, model["ib_sl"], model["ib_sl"])
                 )
-        if env.get("NCCL_IB_TC") not in (None, ""):
+        if not _unset(env, "NCCL_IB_TC"):
             warnings.append(
                 "NCCL_IB_TC=%s is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL." % env["NCCL_IB_TC"]
             )

@@ -70,7 +70,7 @@ EXAMPLES = r"""
       NCCL_IB_HCA: "=mlx5_0:1,mlx5_1:1"
       NCCL_IB_QPS_PER_CONNECTION: 4
       NCCL_IB_TIMEOUT: 22
-      NCCL_NET_GDR_LEVEL: PHB
+      NCCL_NET_GDR_LEVEL: PXB
       NCCL_IB_TC: 106
     link_layer: Ethernet
 

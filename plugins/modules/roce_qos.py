@@ -126,6 +126,15 @@ changes:
     - {netdev: ens1f0np0, key: trust, before: pcp, after: dscp}
     - {netdev: ens1f0np0, key: pfc, before: [0, 0, 0, 0, 0, 0, 0, 0], after: [0, 0, 0, 1, 0, 0, 0, 0]}
     - {netdev: ens1f0np0, key: ecn_np, prio: 3, before: 0, after: 1}
+applied_actions:
+  description:
+    - On failure after some actions already ran, those actions; the result then reports C(changed=true), since the
+      host was changed before the failure (a partial apply).
+  returned: on failure after a partial apply
+  type: list
+  elements: dict
+  sample:
+    - {argv: [mlnx_qos, -i, ens1f0np0, --trust, dscp]}
 actions:
   description: The commands (C(argv)) and writes (C(write), C(value); C(mkdir)) run, or that would run in check mode.
   returned: always
@@ -208,7 +217,8 @@ def _read_port(module, iface, executable, desired):
         module.fail_json(msg="cannot read %s -i %s: %s" % (executable, iface["netdev"], exc))
 
 
-def _run_actions(module, actions):
+def _run_actions(module, actions, applied):
+    """Run the actions in order; each one that succeeded is appended to applied (for a failure's changed)."""
     for action in actions:
         if "argv" in action:
             rc, out, err = module.run_command(action["argv"])
@@ -235,6 +245,7 @@ def _run_actions(module, actions):
                     msg="cannot write %s to %s: %s; run as root on a host whose driver exposes this knob."
                     % (action["value"], action["write"], exc)
                 )
+        applied.append(action)
 
 
 def main():
@@ -261,6 +272,17 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    # A failure after some actions ran must still report changed=true: the host was changed (a partial apply).
+    applied = []
+    fail_json = module.fail_json
+
+    def fail_after_partial_apply(**kwargs):
+        if applied:
+            kwargs["changed"] = True
+            kwargs["applied_actions"] = _jsonable(applied)
+        fail_json(**kwargs)
+
+    module.fail_json = fail_after_partial_apply
     try:
         model = normalize_model(params["qos"])
     except QosModelError as exc:
@@ -319,7 +341,7 @@ def main():
             result["changes"].append(dict(change, netdev=iface["netdev"]))
         result["actions"].extend(actions)
         if actions and not module.check_mode:
-            _run_actions(module, actions)
+            _run_actions(module, actions, applied)
             current, missing, _qos = _read_port(module, iface, executable, desired)
             left = diff(desired, current, skip)
             if left:

@@ -121,10 +121,50 @@ def test_unset_tc_is_dscp_0_unless_the_host_overrides():
     assert report["errors"] == [] and "global traffic class 106" in report["warnings"][0]
 
 
-@pytest.mark.parametrize("value", ["abc", "300", "-1"])
+@pytest.mark.parametrize("value", ["abc", "300", "-2", "106x", "0400"])
 def test_bad_tc_values(value):
     errors = check_layers({}, {"NCCL_IB_TC": value})["errors"]
     assert len(errors) == 1 and errors[0].startswith("NCCL_IB_TC=")
+
+
+@pytest.mark.parametrize("value", ["0152", "0x6a", "0X6A", "106"])
+def test_tc_is_read_as_nccls_strtoll_reads_it(value):
+    """NCCL reads NCCL_IB_TC with strtoll(value, NULL, 0): "0152" is octal 106, "0x6a" hex 106."""
+    assert check_layers({}, {"NCCL_IB_TC": value})["errors"] == []
+
+
+def test_tc_with_a_leading_zero_is_octal_not_decimal():
+    errors = check_layers({}, {"NCCL_IB_TC": "0106"})["errors"]
+    assert errors == ["NCCL_IB_TC=70 marks DSCP 17, but lossless traffic is DSCP 26 on priority 3: set NCCL_IB_TC=106."]
+
+
+@pytest.mark.parametrize("value", ["-1", -1])
+def test_tc_minus_one_is_nccls_unset(value):
+    errors = check_layers({}, {"NCCL_IB_TC": value})["errors"]
+    assert len(errors) == 1 and errors[0].startswith("NCCL_IB_TC is not set, so NCCL marks DSCP 0")
+
+
+def test_sl_minus_one_is_nccls_default_sl_0():
+    assert check_layers(IB, {"NCCL_IB_SL": "-1"})["errors"] == []
+    assert check_layers(IB, {"NCCL_IB_TC": "-1"})["warnings"] == []
+    errors = check_layers(dict(IB, ib_sl=2), {"NCCL_IB_SL": "-1"})["errors"]
+    assert errors == ["NCCL_IB_SL unset (SL 0), but the QoS model puts NCCL on SL 2: set NCCL_IB_SL=2."]
+
+
+def test_cnp_dscp_equal_to_roce_dscp_is_refused():
+    """Lossless data on the CNP DSCP would land in the strict CNP class, which has no PFC."""
+    with pytest.raises(QosModelError, match="cnp_dscp=26 equals roce_dscp"):
+        normalize_model({"cnp_dscp": 26})
+
+
+def test_vlarb_weight_above_ib_max_vls_is_refused():
+    model = {"mode": "infiniband", "ib_max_vls": 4, "ib_sl2vl": ",".join(["0"] * 16)}
+    with pytest.raises(QosModelError, match=r"ib_vlarb_high gives weight to VL 5, but ib_max_vls=4"):
+        normalize_model(dict(model, ib_vlarb_high="0:4,5:8", ib_vlarb_low="0:64"))
+    with pytest.raises(QosModelError, match=r"ib_vlarb_low gives weight to VL 4,7"):
+        normalize_model(dict(model, ib_vlarb_high="0:4", ib_vlarb_low="0:64,4:64,7:1"))
+    # Zero weights above the limit schedule nothing and are accepted (OpenSM's own defaults list them).
+    assert normalize_model(dict(model, ib_vlarb_high="0:4,5:0", ib_vlarb_low="0:64,1:64"))["ib_max_vls"] == 4
 
 
 def test_host_without_pfc_and_with_extra_pfc_and_pcp_trust():

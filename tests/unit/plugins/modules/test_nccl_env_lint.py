@@ -13,7 +13,7 @@ def test_seed_env_passes():
                 "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1",
                 "NCCL_IB_QPS_PER_CONNECTION": 4,
                 "NCCL_IB_TIMEOUT": 22,
-                "NCCL_NET_GDR_LEVEL": "PHB",
+                "NCCL_NET_GDR_LEVEL": "PXB",  # the seed wrote the legacy 2, which NCCL reads as PXB
                 "NCCL_IB_TC": 41,
             },
             "link_layer": "Ethernet",

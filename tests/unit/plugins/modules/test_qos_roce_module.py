@@ -117,6 +117,27 @@ def test_a_setting_that_does_not_stick_fails(host):
         "the driver refused it, or firmware-controlled DCBX let the switch override it (see dmesg; mlnx_qos --dcbx os, "
         "or fix the switch)."
     )
+    # The trust, DSCP map and ECN writes before the refused PFC did change the host: a partial apply is a change.
+    assert result["changed"] is True
+    assert {"argv": [STAND_IN, "-i", "ens1f0np0", "--trust", "dscp"]} in result["applied_actions"]
+
+
+def test_a_failing_action_after_earlier_ones_reports_changed(host):
+    tmp_path, args = host
+    # mlnx_qos refuses the second port's trust change (as the real tool does without CAP_NET_ADMIN), after the
+    # first port was fully set: the module fails, and still says it changed the host.
+    wrapper = tmp_path / "mlnx_qos_refusing"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *ens2f0np0*--trust*) echo "Netlink error: Operation not permitted" >&2; exit 1;; esac\n'
+        'exec "%s" "%s" "$@"\n' % (sys.executable, STAND_IN)
+    )
+    wrapper.chmod(0o755)
+    result = run_module(roce_qos, dict(args, executable=str(wrapper)))
+    assert result.failed
+    assert "Operation not permitted" in result["msg"]
+    assert result["changed"] is True
+    assert {"argv": [str(wrapper), "-i", "ens1f0np0", "--trust", "dscp"]} in result["applied_actions"]
 
 
 def test_unreadable_knob_is_reported_missing(host):
