@@ -98,7 +98,10 @@ lint_warnings:
   returned: always
   type: list
   elements: dict
-  sample: [{variable: NCCL_IB_HCA, value: mlx5_1, message: "NCCL_IB_HCA=mlx5_1 uses the full device name mlx5_1 as a prefix, ..."}]
+  sample:
+    - variable: NCCL_IB_HCA
+      value: mlx5_1
+      message: "NCCL_IB_HCA=mlx5_1 uses the full device name mlx5_1 as a prefix, ..."
 env:
   description: The variables as NCCL sees them (for I(path), the first occurrence of each name).
   returned: always
