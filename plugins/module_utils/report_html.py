@@ -49,6 +49,7 @@ th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 svg.hm text{font-size:11px;fill:#24292f}svg.hm .ax{font-size:10px}
 svg.hm rect.cell{stroke:#fff;stroke-width:1}.s46 .cell{width:46px;height:46px}.s18 .cell{width:18px;height:18px}
 .s10 .cell{width:10px;height:10px}.s6 .cell{width:6px;height:6px;stroke-width:.5}
+.s6 .cell-fail,.s10 .cell-fail{stroke:#1b1f23;stroke-width:1.5}
 .c0{fill:#1a7f37}.c1{fill:#4ac26b}.c2{fill:#bfd94c}.cf{fill:url(#p-fail)}.cn{fill:url(#p-none)}
 .cr{fill:url(#p-reg)}
 svg.hm text.ax.flag{fill:#cf222e;font-weight:700}
@@ -142,6 +143,16 @@ def _result_line(res, kind):
     return line
 
 
+def _short_figures(res, kind):
+    value, gate, _good = _cell_value(res, kind)
+    if kind == "latency":
+        return "%s us (gate %s us)" % (_num(value, 2), _num(gate, 2))
+    text = "%s Gb/s (gate %s" % (_num(value), _num(gate))
+    if res.get("baseline_gbps") is not None:
+        text += ", baseline %s" % _num(res["baseline_gbps"])
+    return text + ")"
+
+
 def _cells(results):
     """{(kind, test, rail): {(server, client): [results]}} in input order."""
     groups = {}
@@ -214,12 +225,13 @@ def _heatmap(report, kind, test, rail, cells):
             )
     else:
         # too many hosts to label every row: label every 16th, names stay in the hover titles
-        for h in hosts[::16]:
+        for h in [x for i, x in enumerate(hosts) if i % 16 == 0 or x in flagged]:
             i = index[h]
-            body.append('<text class="ax" x="%d" y="%d" text-anchor="end" style="font-size:6px">%s</text>'
-                        % (left - 2, top + i * size + size, esc[h]))  # fmt: skip
-            body.append('<text class="ax" transform="translate(%d %d) rotate(-90)" style="font-size:6px">%s</text>'
-                        % (left + i * size + size, top - 2, esc[h]))  # fmt: skip
+            cls = "ax flag" if h in flagged else "ax"
+            body.append('<text class="%s" x="%d" y="%d" text-anchor="end" style="font-size:6px">%s</text>'
+                        % (cls, left - 2, top + i * size + size, esc[h]))  # fmt: skip
+            body.append('<text class="%s" transform="translate(%d %d) rotate(-90)" style="font-size:6px">%s</text>'
+                        % (cls, left + i * size + size, top - 2, esc[h]))  # fmt: skip
     rows = {}
     for (server, client), runs in cells.items():
         rows.setdefault(server, []).append((client, runs))
@@ -247,14 +259,18 @@ def _heatmap(report, kind, test, rail, cells):
                 cls = "c1"
             else:
                 cls = "c2"
-            title = "%s -> %s, rail %s %s %s\n%s" % (
-                server,
-                client,
-                rail,
-                kind,
-                test,
-                "\n".join(_result_line(r, kind) for r in runs),
-            )
+            if passed and not regressed and len(runs) == 1:
+                # the common case, kept short (most of a big page): figures only
+                title = "%s -> %s %s: %s" % (server, client, rail, _short_figures(runs[0], kind))
+            else:
+                title = "%s -> %s, rail %s %s %s\n%s" % (
+                    server,
+                    client,
+                    rail,
+                    kind,
+                    test,
+                    "\n".join(_result_line(r, kind) for r in runs),
+                )
             if passed:
                 attrs = 'class="cell %s" data-client="%s" data-passed="true"' % (cls, esc[client])
             else:
