@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import (
@@ -34,6 +35,9 @@ COUNTER_WIDTHS = {
     "local_link_integrity_errors": 4,
     "excessive_buffer_overrun_errors": 4,
     "VL15_dropped": 16,
+    # PortXmitWait: the kernel reads it from PortCounters, 32 bits (drivers/infiniband/core/sysfs.c), never
+    # from PortCountersExtended; it pins at 4294967295 on a congested port (corpus: ibqueryerrors, SX6036).
+    "port_xmit_wait": 32,
 }
 
 PHYSICAL = (
@@ -69,6 +73,85 @@ LOSS = (
 # Physical-layer trouble allows no increase at all by default; everything else is
 # reported but not gated unless the user gives a threshold.
 DEFAULT_THRESHOLDS = dict((name, 0) for name in PHYSICAL)
+
+
+# The files of ports/<n>/counters/ the kernel's ib_core writes (drivers/infiniband/core/sysfs.c, IBA PortCounters
+# and PortCountersExtended) and those of ports/<n>/hw_counters/ of mlx5 (drivers/infiniband/hw/mlx5/counters.c).
+STANDARD_COUNTERS = (
+    "VL15_dropped",
+    "excessive_buffer_overrun_errors",
+    "link_downed",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "multicast_rcv_packets",
+    "multicast_xmit_packets",
+    "port_rcv_constraint_errors",
+    "port_rcv_data",
+    "port_rcv_errors",
+    "port_rcv_packets",
+    "port_rcv_remote_physical_errors",
+    "port_rcv_switch_relay_errors",
+    "port_xmit_constraint_errors",
+    "port_xmit_data",
+    "port_xmit_discards",
+    "port_xmit_packets",
+    "port_xmit_wait",
+    "symbol_error",
+    "unicast_rcv_packets",
+    "unicast_xmit_packets",
+)
+MLX5_HW_COUNTERS = (
+    "duplicate_request",
+    "implied_nak_seq_err",
+    "lifespan",
+    "local_ack_timeout_err",
+    "np_cnp_sent",
+    "np_ecn_marked_roce_packets",
+    "out_of_buffer",
+    "out_of_sequence",
+    "packet_seq_err",
+    "req_cqe_error",
+    "req_cqe_flush_error",
+    "req_remote_access_errors",
+    "req_remote_invalid_request",
+    "req_rnr_retries_exceeded",
+    "req_transport_retries_exceeded",
+    "resp_cqe_error",
+    "resp_cqe_flush_error",
+    "resp_local_length_error",
+    "resp_remote_access_errors",
+    "rnr_nak_retry_err",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "rx_icrc_encapsulated",
+    "rx_read_requests",
+    "rx_write_requests",
+)
+
+
+def unknown_thresholds(thresholds, snap=None):
+    """One sentence per threshold whose counter name no port has and no kernel/mlx5 counter carries, with a
+    did-you-mean: a misspelled name would otherwise gate nothing. Names present in snap (any port) are known."""
+    known = set(STANDARD_COUNTERS) | set(MLX5_HW_COUNTERS) | set(PHYSICAL) | set(CONGESTION) | set(LOSS)
+    for values in (snap or {}).values():
+        known.update(values)
+    out = []
+    for name in sorted(thresholds or {}):
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        out.append(
+            "thresholds.%s names no counter of ports/<n>/counters or hw_counters%s: correct the name, or it gates"
+            " nothing." % (name, " (did you mean %s?)" % close[0] if close else "")
+        )
+    return out
 
 
 def category(counter):

@@ -38,6 +38,8 @@ options:
     description:
       - Allowed increase per counter name, merged over the defaults (physical-layer counters 0).
       - A negative value turns the gate for that counter off.
+      - A name that is neither a counter of the kernel (C(counters/)) or of mlx5 (C(hw_counters/)) nor present on
+        any port read fails the task with a did-you-mean, since a misspelled name would gate nothing.
     type: dict
     default: {}
   include_hw_counters:
@@ -111,6 +113,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.counters import (
     effective_thresholds,
     saturated,
     snapshot,
+    unknown_thresholds,
     violations,
 )
 
@@ -142,6 +145,9 @@ def main():
                 "(negative turns the gate off)." % (name, value)
             )
     current = snapshot(params["sysfs_root"], params["include_hw_counters"], params["devices"])
+    unknown = unknown_thresholds(thresholds, current)
+    if unknown:
+        module.fail_json(msg=" ".join(unknown))
     previous = params["previous"]
     found = violations(previous, current, thresholds) if previous else []
     result = dict(

@@ -131,3 +131,27 @@ def test_violation_iff_physical_increase(before_values, increments):
 @given(st.text())
 def test_parse_counter_never_raises(text):
     counters.parse_counter(text)
+
+
+def test_unknown_threshold_names_are_reported_with_did_you_mean():
+    found = counters.unknown_thresholds({"link_down": 0, "symbol_error": 0, "zzzz": 1})
+    assert found == [
+        "thresholds.link_down names no counter of ports/<n>/counters or hw_counters (did you mean link_downed?):"
+        " correct the name, or it gates nothing.",
+        "thresholds.zzzz names no counter of ports/<n>/counters or hw_counters: correct the name, or it gates nothing.",
+    ]
+
+
+def test_a_counter_a_port_has_is_known_even_if_not_listed():
+    assert counters.unknown_thresholds({"vendor_err": 0}, {"mlx5_0:1": {"vendor_err": 3}}) == []
+
+
+def test_port_xmit_wait_is_32_bit_and_saturates(tmp_path):
+    # The 32-bit maximum of PortXmitWait, as ibqueryerrors shows it on a congested switch port in the corpus.
+    text = (CORPUS / "ibqueryerrors__sx6036-switch-and-hcas-many-errors-maxed-xmitwait.txt").read_text()
+    assert "PortXmitWait == 4294967295" in text
+    root = build_tree(
+        str(tmp_path), {"devices": {"mlx5_0": {"ports": {1: {"counters": {"port_xmit_wait": 4294967295}}}}}}
+    )
+    sat = counters.saturated(counters.snapshot(root))
+    assert {"device": "mlx5_0", "port": 1, "counter": "port_xmit_wait", "value": 4294967295, "width": 32} in sat

@@ -1,0 +1,46 @@
+"""The role_vars_check action plugin, run by a real ansible-playbook on localhost inside a real role's preflight."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def _run(tmp_path, role, extra):
+    playbook = tmp_path / "pb.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role:\n        name: ibtune.fabric.%s\n        tasks_from: preflight\n"
+        "      vars:\n        ansible_facts: {distribution: Debian, distribution_major_version: '12',"
+        " os_family: Debian, kernel: 6.1.0, distribution_version: '12'}\n" % role
+    )
+    env = dict(
+        os.environ,
+        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+        ANSIBLE_NOCOLOR="True",
+    )
+    argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local", str(playbook)]
+    for item in extra:
+        argv += ["-e", item]
+    # --check: the preflight of a role must be harmless; the typo check fails it before anything else runs.
+    proc = subprocess.run(argv + ["--check"], check=False, env=env, capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_typo_of_a_strict_variable_fails_the_play_naming_it(tmp_path):
+    rc, out = _run(tmp_path, "rdma_stack", ["rdma_stack_gdrr=dmabuf"])
+    assert rc != 0
+    assert "rdma_stack_gdrr is not a variable of role rdma_stack" in out
+    assert "did you mean rdma_stack_gdr?" in out
+    # It failed at the first preflight task, before anything looked at the host.
+    assert "Gather the facts preflight needs" not in out
+
+
+def test_typo_of_another_variable_warns_and_the_preflight_goes_on(tmp_path):
+    rc, out = _run(tmp_path, "fabric_monitoring", ["fabric_monitoring_alert_port_fro=5m"])
+    assert "[WARNING]: fabric_monitoring_alert_port_fro is not a variable of role fabric_monitoring" in out
+    assert "did you mean fabric_monitoring_alert_port_for?" in out
+    assert "Assert the install method is valid" in out
