@@ -199,7 +199,7 @@ def _dscp_map(value):
     return {int(k): int(v) for k, v in (value or {}).items() if v is not None}
 
 
-def _parse_env_int(env, name, low, high, errors):
+def _parse_env_int(env, name, low, high, errors, warnings):
     """The value NCCL reads: strtoll(value, NULL, 0) ("0152" is 106, "0x6a" is 106); -1 is NCCL's unset.
 
     Returns None when unset (absent, empty or -1) or unreadable (then an error is added).
@@ -211,11 +211,17 @@ def _parse_env_int(env, name, low, high, errors):
         return None
     text = str(raw)
     value, used = strtoll(text)
-    if used == 0 or value is None or used != len(text):
+    if used == 0 or value is None:
         errors.append(
-            "%s=%r is not an integer as NCCL reads it (strtoll, base 0): set it to %d..%d." % (name, raw, low, high)
+            "%s=%r is not a number NCCL can read (strtoll gives %s): set it to %d..%d."
+            % (name, raw, "0" if used == 0 else "an overflow, so NCCL keeps its default", low, high)
         )
         return None
+    if used != len(text):
+        warnings.append(
+            "%s=%r: NCCL reads only the leading %r (%d) and ignores the rest; write %d."
+            % (name, raw, text[:used], value, value)
+        )
     if value == -1:
         return None
     if not low <= value <= high:
@@ -234,7 +240,7 @@ def _unset(env, name):
     if text.strip() == "":
         return True
     value, used = strtoll(text)
-    return used == len(text) and value == -1
+    return used > 0 and value == -1
 
 
 def _check_state(model, state, where, errors, warnings):
@@ -299,7 +305,7 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
     if mode == "roce_lossless":
         dscp, prio = model["roce_dscp"], model["roce_priority"]
         want_tc = nccl_tc(dscp, model["ecn"])
-        tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors)
+        tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors, warnings)
         host_tc = (host_state or {}).get("traffic_class")
         if tc is None and _unset(env, "NCCL_IB_TC"):
             if host_tc is not None and int(host_tc) == want_tc:
@@ -339,7 +345,7 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
                 "NCCL_IB_SL=%s is set on a RoCE fabric, where it does not choose the priority." % env["NCCL_IB_SL"]
             )
     elif mode == "infiniband":
-        sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors)
+        sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors, warnings)
         if sl is None and _unset(env, "NCCL_IB_SL"):
             sl = 0  # NCCL's default service level
         if sl is not None:

@@ -20,6 +20,8 @@ description:
     model's; NCCL_IB_TC unset (NCCL marks DSCP 0) unless the host's global traffic class already marks the
     lossless DSCP; the lossless priority has no PFC; PFC on more priorities than the lossless one; the lossless
     DSCP maps to another priority; trust is not DSCP.
+  - Numbers are read as NCCL reads them (C(strtoll(value, NULL, 0)) - C(0152) is octal 106, C(0x6a) is 106);
+    C(-1), NCCL's default for C(NCCL_IB_TC) and C(NCCL_IB_SL), means unset.
   - InfiniBand (mode C(infiniband)) errors - NCCL_IB_SL (default 0) maps through C(ib_sl2vl) to a VL above
     C(ib_max_vls), or to a VL with weight 0 in both arbitration tables, or differs from the model's C(ib_sl).
   - The host state can be read here from C(mlnx_qos -i <netdev>) (O(netdev)), or passed in O(host_state),
@@ -35,6 +37,13 @@ options:
         C(/etc/nccl.conf). Values may be strings or integers.
     type: dict
     default: {}
+  nccl_conf:
+    description:
+      - An NCCL config file on the target (e.g. C(/etc/nccl.conf)) to read instead of O(nccl_env), parsed as NCCL
+        reads it (C(KEY=VALUE) lines, C(#) comments in column 1, the first line for a name wins, nothing
+        trimmed or unquoted). What NCCL would read differently from what was meant becomes a warning.
+    type: path
+    version_added: 0.2.0
   host_state:
     description:
       - A host NIC's QoS state - C(trust), C(pfc) (8 values or C(0,0,0,1,0,0,0,0)), C(dscp2prio) (DSCP to
@@ -77,6 +86,11 @@ EXAMPLES = r"""
     nccl_env: "{{ nccl_env_vars }}"
     netdev: ens1f0np0
 
+- name: Check the nccl.conf on the node
+  ibtune.fabric.qos_check:
+    qos: "{{ ibtune_qos | default({}) }}"
+    nccl_conf: /etc/nccl.conf
+
 - name: Report without failing
   ibtune.fabric.qos_check:
     qos: {mode: infiniband, ib_sl: 0}
@@ -105,6 +119,11 @@ expected:
   returned: always
   type: dict
   sample: {NCCL_IB_TC: "106"}
+nccl_env:
+  description: The NCCL variables that were checked (read from O(nccl_conf) when given).
+  returned: always
+  type: dict
+  sample: {NCCL_IB_TC: "106"}
 mode:
   description: The model's mode.
   returned: always
@@ -123,7 +142,10 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule
+import os
+
 from ansible_collections.ibtune.fabric.plugins.module_utils.mlnx_qos import MlnxQosParseError, parse_mlnx_qos
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_env import parse_conf
 from ansible_collections.ibtune.fabric.plugins.module_utils.qos import QosModelError, check_layers
 
 
@@ -132,6 +154,7 @@ def main():
         argument_spec=dict(
             qos=dict(type="dict", default={}),
             nccl_env=dict(type="dict", default={}),
+            nccl_conf=dict(type="path"),
             host_state=dict(type="dict"),
             netdev=dict(type="str"),
             executable=dict(type="str", default="mlnx_qos"),
@@ -143,6 +166,21 @@ def main():
     )
     params = module.params
     host_state = params["host_state"]
+    nccl_env, conf_warnings = params["nccl_env"], []
+    if params["nccl_conf"]:
+        if params["nccl_env"]:
+            module.fail_json(msg="qos_check got both nccl_env and nccl_conf: pass one of them.")
+        if not os.path.isfile(params["nccl_conf"]):
+            module.fail_json(
+                msg="%s does not exist: render it first (role nccl_env) or drop nccl_conf." % params["nccl_conf"]
+            )
+        try:
+            with open(params["nccl_conf"], "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read %s: %s; run as a user who can read it." % (params["nccl_conf"], exc))
+        nccl_env, problems = parse_conf(text)
+        conf_warnings = ["%s %s" % (params["nccl_conf"], p["message"]) for p in problems]
     if params["netdev"]:
         executable = params["executable"]
         if "/" not in executable:
@@ -163,13 +201,13 @@ def main():
             "dscp2prio": {str(k): v for k, v in parsed["dscp2prio"].items()},
         }
     try:
-        report = check_layers(params["qos"], params["nccl_env"], host_state, params["switch_state"])
+        report = check_layers(params["qos"], nccl_env, host_state, params["switch_state"])
     except QosModelError as exc:
         module.fail_json(msg=str(exc))
-    qos_warnings = report.pop("warnings")
+    qos_warnings = conf_warnings + report.pop("warnings")
     for warning in qos_warnings:
         module.warn(warning)
-    result = dict(changed=False, qos_warnings=qos_warnings, **report)
+    result = dict(changed=False, qos_warnings=qos_warnings, nccl_env=nccl_env, **report)
     if host_state is not None:
         result["host_state"] = host_state
     if report["errors"]:

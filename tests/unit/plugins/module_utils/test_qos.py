@@ -121,7 +121,7 @@ def test_unset_tc_is_dscp_0_unless_the_host_overrides():
     assert report["errors"] == [] and "global traffic class 106" in report["warnings"][0]
 
 
-@pytest.mark.parametrize("value", ["abc", "300", "-2", "106x", "0400"])
+@pytest.mark.parametrize("value", ["abc", "300", "-2", "0400", "9223372036854775808"])
 def test_bad_tc_values(value):
     errors = check_layers({}, {"NCCL_IB_TC": value})["errors"]
     assert len(errors) == 1 and errors[0].startswith("NCCL_IB_TC=")
@@ -131,6 +131,15 @@ def test_bad_tc_values(value):
 def test_tc_is_read_as_nccls_strtoll_reads_it(value):
     """NCCL reads NCCL_IB_TC with strtoll(value, NULL, 0): "0152" is octal 106, "0x6a" hex 106."""
     assert check_layers({}, {"NCCL_IB_TC": value})["errors"] == []
+
+
+def test_tc_with_trailing_text_is_read_as_nccl_reads_it():
+    """ncclLoadParam does not check strtoll's end: "106 # lossless" is 106 to NCCL (with a warning here)."""
+    report = check_layers({}, {"NCCL_IB_TC": "106 # lossless"})
+    assert report["errors"] == []
+    assert report["warnings"] == [
+        "NCCL_IB_TC='106 # lossless': NCCL reads only the leading '106' (106) and ignores the rest; write 106."
+    ]
 
 
 def test_tc_with_a_leading_zero_is_octal_not_decimal():

@@ -5,6 +5,7 @@ import subprocess
 from pathlib import Path
 
 from ansible_collections.ibtune.fabric.plugins.modules import qos_check
+from tests.conftest import FIXTURES
 from tests.unit.modules_harness import run_module
 
 STAND_IN = str(Path(__file__).resolve().parents[4] / "molecule" / "fabric_qos" / "files" / "mlnx_qos")
@@ -73,3 +74,36 @@ def test_warnings_come_back_as_qos_warnings_and_task_warnings():
     assert result["qos_warnings"] == ["NCCL_IB_TC=106 is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL."]
     assert [w["event"]["msg"] for w in result["warnings"]] == result["qos_warnings"]
     assert result["msg"] == "QoS layers agree (infiniband), 1 warning(s)"
+
+
+def test_nccl_conf_is_read_as_nccl_reads_it(tmp_path):
+    """The file as NCCL parses it (module_utils/nccl_env.parse_conf): the first line for a name wins, quotes stay."""
+    conf = tmp_path / "nccl.conf"
+    conf.write_text("# comment\nNCCL_IB_TC=106\nNCCL_IB_TC=41\n")
+    result = run_module(qos_check, {"qos": {}, "nccl_conf": str(conf)})
+    assert not result.failed, result["msg"]
+    assert result["nccl_env"] == {"NCCL_IB_TC": "106"}
+    assert any("sets NCCL_IB_TC again: NCCL keeps the first value (line 2)" in w for w in result["qos_warnings"])
+    conf.write_text('NCCL_IB_TC="106"\n')
+    result = run_module(qos_check, {"qos": {}, "nccl_conf": str(conf)})
+    assert result.failed
+    assert result["msg"].startswith("NCCL_IB_TC='\"106\"' is not a number NCCL can read")
+
+
+def test_nccl_conf_role_output_on_infiniband(tmp_path):
+    """The nccl_env role's real output on the GPU machine (profile ib, no NCCL_IB_SL): SL 0 against the model."""
+    conf = FIXTURES / "nccl" / "h200x2-rendered-nccl.conf"
+    ok = run_module(qos_check, {"qos": {"mode": "infiniband"}, "nccl_conf": str(conf)})
+    assert not ok.failed and ok["msg"] == "QoS layers agree (infiniband)"
+    bad = run_module(qos_check, {"qos": {"mode": "infiniband", "ib_sl": 3}, "nccl_conf": str(conf)})
+    assert bad.failed
+    assert bad["msg"] == "NCCL_IB_SL unset (SL 0), but the QoS model puts NCCL on SL 3: set NCCL_IB_SL=3."
+
+
+def test_nccl_conf_missing_or_with_nccl_env(tmp_path):
+    result = run_module(qos_check, {"qos": {}, "nccl_conf": str(tmp_path / "none.conf")})
+    assert result.failed and "does not exist" in result["msg"]
+    conf = tmp_path / "nccl.conf"
+    conf.write_text("NCCL_IB_TC=106\n")
+    result = run_module(qos_check, {"qos": {}, "nccl_conf": str(conf), "nccl_env": {"NCCL_IB_TC": 106}})
+    assert result.failed and "pass one of them" in result["msg"]
