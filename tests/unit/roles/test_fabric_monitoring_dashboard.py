@@ -31,6 +31,8 @@ ROLE = ROOT / "roles" / "fabric_monitoring"
 DASHBOARD = ROLE / "files" / "grafana" / "ibtune-fabric.json"
 RULES = ROLE / "files" / "prometheus" / "ibtune.rules.yml"
 CONTRACTS = ROOT / "docs" / "dev" / "CONTRACTS.md"
+MATRIX_TITLE = "Latest pair results: host x host matrix (% of threshold, worst selected rail)"
+HISTORY_TITLE = "Pair results per validation run (pass / FAIL per link)"
 
 # node_exporter >= 1.11.0 only (hw_counters); the names its collector gives the counters the rules use.
 NODE_EXPORTER_1_11_HW = {
@@ -64,6 +66,11 @@ def _panels(dash):
 
 def _exprs(dash):
     return [(p["title"], t["expr"]) for p in _panels(dash) for t in p.get("targets", [])]
+
+
+def _substitute(expr):
+    """The dashboard's variables as their "All" value (and Grafana's rate interval)."""
+    return expr.replace("$__rate_interval", "5m").replace("$instance", ".*").replace("$rail", ".*")
 
 
 def _free_port():
@@ -180,6 +187,8 @@ def test_dashboard_shape():
         "Time waiting for credits (port_xmit_wait)",
         "Validation bandwidth per link (Gb/s)",
         "NCCL transport, fallback and WARNs",
+        MATRIX_TITLE,
+        HISTORY_TITLE,
     ):
         assert wanted in titles
     for panel in _panels(dash):
@@ -207,7 +216,7 @@ def test_panels_do_not_overlap():
 def test_every_dashboard_query_parses(tmp_path):
     rules = []
     for i, (title, expr) in enumerate(_exprs(_dashboard())):
-        expr = expr.replace("$__rate_interval", "5m").replace("$instance", ".*")
+        expr = _substitute(expr)
         assert "$" not in expr, "unsubstituted Grafana variable in %r: %s" % (title, expr)
         rules.append({"record": "ibtune:dashboard_query_%d" % i, "expr": expr})
     path = tmp_path / "dashboard.rules.yml"
@@ -232,3 +241,119 @@ def test_provider_template_renders_a_file_provider_for_the_dashboard_dir():
     assert provider["type"] == "file"
     assert provider["folder"] == "Fabric: RDMA"
     assert provider["options"]["path"] == "/srv/grafana dashboards/ibtune"
+
+
+# ---------------------------------------------------------------- the pair-results panels on real ibtune.prom
+
+
+def _panel(title):
+    (panel,) = [p for p in _panels(_dashboard()) if p["title"] == title]
+    return panel
+
+
+def test_pair_matrix_panel_is_a_server_by_client_matrix_with_the_gate_at_100_percent():
+    panel = _panel(MATRIX_TITLE)
+    (target,) = panel["targets"]
+    assert target["instant"] is True and target["format"] == "table"
+    (transform,) = panel["transformations"]
+    assert transform["id"] == "groupingToMatrix"
+    assert (transform["options"]["rowField"], transform["options"]["columnField"]) == ("server", "client")
+    assert transform["options"]["valueField"] == "Value"
+    defaults = panel["fieldConfig"]["defaults"]
+    assert defaults["unit"] == "percentunit"  # the cell text reads 50%: failing is not told by colour alone
+    steps = defaults["thresholds"]["steps"]
+    assert steps[0]["color"] == "red" and steps[0]["value"] is None and steps[1]["value"] == 1
+    rail = {v["name"]: v for v in _dashboard()["templating"]["list"]}["rail"]
+    assert rail["includeAll"] and rail["allValue"] == ".*"
+    assert "server_device" in rail["definition"]
+    history = _panel(HISTORY_TITLE)
+    assert history["type"] == "status-history"
+    mapped = history["fieldConfig"]["defaults"]["mappings"][0]["options"]
+    assert (mapped["0"]["text"], mapped["1"]["text"]) == ("FAIL", "pass")
+
+
+def _faulty_prom():
+    """ibtune.prom of a lab-shaped faulty run (4 hosts, 2 rails, node2/mlx5_0 <-> node3/mlx5_0 at 180 Gb/s),
+    written by the real report code, and the report it came from."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils import report as R
+    from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds, retest_rounds
+
+    hosts = ["ibt-lab-node%d" % i for i in range(1, 5)]
+
+    def measure(server, client, round_, pass_):
+        out = []
+        for dev in ("mlx5_0", "mlx5_1"):
+            bw = 180.0 if {server, client} == {"ibt-lab-node2", "ibt-lab-node3"} and dev == "mlx5_0" else 392.0
+            out.append({"server": server, "server_device": dev, "client": client, "client_device": dev,
+                        "test": "write", "bw_avg_gbps": bw, "threshold_gbps": 360.0, "round": round_,
+                        "pass": pass_})  # fmt: skip
+        return out
+
+    results = [r for i, rnd in enumerate(pair_rounds(hosts)) for a, b in rnd for r in measure(a, b, i, 1)]
+    results += [r for i, rnd in enumerate(retest_rounds(results, hosts)) for a, b in rnd for r in measure(a, b, i, 2)]
+    report = R.build_report(results, run_id="dash", now=1796119200.0)
+    return report, R.to_prometheus(report)
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian package prometheus) not installed")
+def test_pair_panels_evaluated_by_prometheus_on_a_real_report(tmp_path):
+    """promtool evaluates the two panel queries on the samples fabric_report writes: the matrix holds the
+    worst rail of every measured host pair as a share of its threshold, the history one 0/1 per link."""
+    report, prom = _faulty_prom()
+    series = []
+    for line in prom.splitlines():
+        if line.startswith("ibtune_link_") and not line.startswith("#"):
+            name_labels, value = line.rsplit(" ", 1)
+            series.append({"series": name_labels, "values": "%sx3" % value})
+    # expected from the report, not from the file: the last pass of each label set, worst rail per pair
+    latest = {}
+    for res in sorted(report["results"], key=lambda r: (r["pass"], r["round"])):
+        latest[(res["server"], res["server_device"], res["client"], res["client_device"], res["test"])] = res
+    worst = {}
+    for (server, _sdev, client, _cdev, _test), res in latest.items():
+        ratio = res["bw_avg_gbps"] / res["threshold_gbps"]
+        worst[(server, client)] = min(ratio, worst.get((server, client), ratio))
+    assert worst[("ibt-lab-node2", "ibt-lab-node3")] == 0.5
+    assert sorted(v for k, v in worst.items() if k != ("ibt-lab-node2", "ibt-lab-node3")) == [392.0 / 360.0] * (
+        len(worst) - 1
+    )
+    matrix = [
+        {"labels": '{client="%s",server="%s"}' % (client, server), "value": value}
+        for (server, client), value in sorted(worst.items())
+    ]
+    passed = [
+        {
+            "labels": 'ibtune_link_passed{client="%s",client_device="%s",server="%s",server_device="%s",test="%s"}'
+            % (key[2], key[3], key[0], key[1], key[4]),
+            "value": 1 if res["passed"] else 0,
+        }
+        for key, res in sorted(latest.items())
+    ]
+    assert [p["value"] for p in passed].count(0) == 1
+    (rules := tmp_path / "empty.rules.yml").write_text("groups: []\n")
+    test = {
+        "rule_files": [rules.name],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": series,
+                "promql_expr_test": [
+                    {
+                        "expr": _substitute(_panel(MATRIX_TITLE)["targets"][0]["expr"]),
+                        "eval_time": "2m",
+                        "exp_samples": matrix,
+                    },
+                    {
+                        "expr": _substitute(_panel(HISTORY_TITLE)["targets"][0]["expr"]),
+                        "eval_time": "2m",
+                        "exp_samples": passed,
+                    },
+                ],  # fmt: skip
+            }
+        ],
+    }
+    path = tmp_path / "panels_test.yml"
+    path.write_text(yaml.safe_dump(test))
+    check = subprocess.run(["promtool", "test", "rules", str(path)], check=False, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
