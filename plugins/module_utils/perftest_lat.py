@@ -52,7 +52,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils import gate, perftest
 
 TESTS = ("write", "read", "send")
 DEFAULT_SIZE = 2  # DEF_SIZE_LAT
@@ -259,3 +259,54 @@ def headline_latency(row):
 
 def format_us(value):
     return "%.2f" % float(value)
+
+
+# --------------------------------------------------------------------------------------------
+# gate (the thresholds themselves are gate.judge_latency's)
+
+
+def _finite(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def check_gate_options(max_typical_us=None, max_p99_us=None, duration=None):
+    """Problems (sentences) with the latency gate settings, checked before anything runs."""
+    problems = []
+    for name, value in (("max_typical_us", max_typical_us), ("max_p99_us", max_p99_us)):
+        if value is not None and (_finite(value) is None or float(value) <= 0):
+            problems.append("%s=%r must be a finite number of microseconds above 0" % (name, value))
+    if max_p99_us is not None and duration:
+        problems.append(
+            "max_p99_us cannot be checked with duration (-D): perftest prints only the average then; "
+            "use iterations instead"
+        )
+    return problems
+
+
+def verdict(measured, max_typical_us=None, max_p99_us=None):
+    """Judge a measurement (testkinds.measurement's keys) against the ceilings.
+
+    Returns {passed, failure_kind, failure, threshold_us, unchecked}: ``unchecked`` names a ceiling
+    that could not be applied because this perftest printed no such column (the old layout has no
+    percentiles); gate.judge_latency decides the rest (the typical latency, or the average where
+    only it is printed, against max_typical_us; p99 against max_p99_us).
+    """
+    unchecked = []
+    if max_p99_us is not None and measured.get("p99_us") is None:
+        unchecked.append("max_p99_us (this perftest printed no 99% percentile)")
+    passed, kind, sentence, threshold = gate.judge_latency(
+        measured.get("latency_us"), measured.get("p99_us"), max_typical_us, max_p99_us
+    )
+    if sentence and measured.get("latency_basis") == "t_avg":
+        sentence = sentence.replace("typical latency", "average latency (no typical printed)")
+    return {
+        "passed": passed,
+        "failure_kind": kind,
+        "failure": sentence,
+        "threshold_us": threshold,
+        "unchecked": unchecked,
+    }

@@ -305,47 +305,18 @@ msg:
 
 import os
 import shlex
-import signal
 import tempfile
-import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest
-from ansible_collections.ibtune.fabric.plugins.module_utils.process import run_once
+from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_run
 from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
-
-RETRY_SLEEP_S = 0.5
-
-
-class _Interrupted(Exception):
-    def __init__(self, signum):
-        super(_Interrupted, self).__init__(signum)
-        self.signum = signum
-
-
-def _on_signal(signum, frame):
-    raise _Interrupted(signum)
-
-
-def _where(params, exe_name):
-    side = "%s %s:%s" % (exe_name, params["device"], params["ib_port"])
-    if params["role"] == "client":
-        return "%s -> %s" % (side, params["server"])
-    return "%s (server on TCP port %s)" % (side, params["tcp_port"])
 
 
 def _resolve_executable(module, params):
     exe = params["executable"] or perftest.default_executable(params["test"])
-    if os.sep in exe:
-        if os.path.isfile(exe) and os.access(exe, os.X_OK):
-            return exe
-        module.fail_json(msg="executable %s is not an executable file: install perftest or fix executable." % exe)
-    found = module.get_bin_path(exe)
-    if not found:
-        module.fail_json(
-            msg="%s is not on PATH: install perftest (ibtune.fabric.rdma_stack does) or set executable." % exe,
-            cmd=[exe],
-        )
+    found, error = perftest_run.resolve_executable(exe, module.get_bin_path)
+    if error:
+        module.fail_json(msg=error, cmd=[exe])
     return found
 
 
@@ -385,7 +356,7 @@ def main():
         module.fail_json(msg="perftest_bw: " + "; ".join(problems) + ".")
 
     exe_name = perftest.default_executable(params["test"])
-    where = _where(params, exe_name)
+    where = perftest_run.where(exe_name, params)
     link_rate = read_port_rate_gbps(params["sysfs_root"], params["device"], params["ib_port"])
     verdict = perftest.gate(None, params["min_gbps"], params["min_link_fraction"], link_rate, params["bidirectional"])
     warnings_seen = []
@@ -446,60 +417,26 @@ def main():
             os.rmdir(json_dir)
 
 
-def _run(module, params, argv, json_file, where, result):  # noqa: PLR0917
-    start = time.monotonic()
-    connect_deadline = start + params["connect_timeout"]
-    previous = {}
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        try:
-            previous[signum] = signal.signal(signum, _on_signal)
-        except ValueError:  # not the main thread: rely on the finally blocks and PDEATHSIG
-            break
-    failure = None
-    parsed = perftest.empty_result()
-    try:
-        while True:
-            result["attempts"] += 1
-            if json_file and os.path.exists(json_file):
-                os.unlink(json_file)
-            run = run_once(argv, params["timeout"], params["tcp_port"] if params["role"] == "server" else None)
-            result.update(stdout=run["stdout"], stderr=run["stderr"], rc=run["rc"])
-            parsed = perftest.parse_text(run["stdout"] + "\n" + run["stderr"])
-            if run["timed_out"]:
-                failure = _timeout_failure(params, run, parsed)
-                break
-            failure = perftest.classify_failure(run["stdout"], run["stderr"], run["rc"], parsed)
-            if json_file and run["rc"] == 0 and (failure is None or failure["kind"] == "unknown"):
-                # "no result table" on the console is fine when the JSON file has the result.
-                parsed, failure = _merge_json(parsed, json_file, params)
-            if (
-                params["role"] == "client"
-                and failure
-                and failure["kind"] == "connect"
-                and time.monotonic() + RETRY_SLEEP_S < connect_deadline
-            ):
-                time.sleep(RETRY_SLEEP_S)
-                continue
-            break
-    except _Interrupted as exc:
-        result["elapsed_s"] = round(time.monotonic() - start, 3)
-        result["passed"] = False
-        result["failure"] = {
-            "kind": "interrupted",
-            "message": "the module got signal %d" % exc.signum,
-            "hint": "perftest was stopped; rerun",
-        }
-        module.fail_json(msg="%s: interrupted by signal %d, perftest stopped." % (where, exc.signum), **result)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    result["elapsed_s"] = round(time.monotonic() - start, 3)
+def _run(module, params, argv, json_file, where, result):
+    def before_attempt():
+        if json_file and os.path.exists(json_file):
+            os.unlink(json_file)
 
-    if failure and failure["kind"] == "connect" and result["attempts"] > 1:
-        failure["message"] += " (%d attempts in %.1f s, connect_timeout %s s)" % (
-            result["attempts"],
-            result["elapsed_s"],
-            _num(params["connect_timeout"]),
+    def classify(run, parsed):
+        failure = perftest.classify_failure(run["stdout"], run["stderr"], run["rc"], parsed)
+        if json_file and run["rc"] == 0 and (failure is None or failure["kind"] == "unknown"):
+            # "no result table" on the console is fine when the JSON file has the result.
+            parsed, failure = _merge_json(parsed, json_file, params)
+        return parsed, failure
+
+    outcome = perftest_run.run_with_retry(argv, params, perftest.parse_text, classify, before_attempt)
+    result.update((k, outcome[k]) for k in ("attempts", "elapsed_s", "stdout", "stderr", "rc"))
+    failure, parsed = outcome["failure"], outcome["parsed"]
+    if outcome["interrupted"]:
+        result["passed"] = False
+        result["failure"] = failure
+        module.fail_json(
+            msg="%s: interrupted by signal %d, perftest stopped." % (where, outcome["interrupted"]), **result
         )
     _fill_measurement(result, parsed)
     if failure:
@@ -536,21 +473,6 @@ def _run(module, params, argv, json_file, where, result):  # noqa: PLR0917
         summary += ", threshold %s Gb/s (%s) met" % (perftest.format_gbps(verdict["threshold_gbps"]), verdict["basis"])
     result["msg"] = summary
     module.exit_json(**result)
-
-
-def _num(value):
-    return ("%d" % value) if float(value).is_integer() else ("%g" % value)
-
-
-def _timeout_failure(params, run, parsed):
-    limit = _num(params["timeout"])
-    if params["role"] == "server" and not (run["connected"] or parsed["remote_seen"]):
-        message = "no client connected within %s s" % limit
-        hint = "start the client (role=client, same tcp_port) within timeout and check that it reaches this host"
-    else:
-        message = "perftest did not finish within %s s and was killed" % limit
-        hint = "raise timeout above the test duration plus setup, and check the peer side"
-    return {"kind": "timeout", "message": message, "hint": hint}
 
 
 def _merge_json(parsed, json_file, params):

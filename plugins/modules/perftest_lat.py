@@ -1,0 +1,433 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: perftest_lat
+short_description: Run one side of a perftest latency test (ib_write_lat, ib_read_lat, ib_send_lat) and gate it
+version_added: 0.2.0
+description:
+  - Runs the server or the client side of C(ib_write_lat), C(ib_read_lat) or C(ib_send_lat) from perftest
+    with an argument list (never a shell string), parses the report and returns the latencies in
+    microseconds as perftest printed them.
+  - Every layout perftest prints is read; a column this perftest version does not print is returned as
+    null. The 9-column table of perftest 3.x and later (C(t_min), C(t_max), C(t_typical), C(t_avg), C(t_stdev),
+    99% and 99.9% percentiles); the old 3-value table (C(t_min), C(t_max), C(t_typical)); with O(duration) the
+    C(-D) table (C(t_avg) and C(tps average)); and the single number of C(--output=latency) (the average).
+  - The headline is the smallest message size of the table (the only one without O(size=all)); every size is
+    in RV(rows).
+  - The client retries the connection until O(connect_timeout), because perftest itself tries once. The
+    server waits for one client up to O(timeout) and is then killed. perftest runs in its own session and
+    process group, which is stopped on a timeout, on a signal to the module and on any error of the module;
+    no perftest process outlives the module.
+  - Known failures (no RDMA device, cannot connect, TCP port busy, QP cannot reach RTR, memory registration,
+    completion with error, crash, timeout) fail the task with one sentence that says what to check.
+  - Gate, only when O(max_typical_us) or O(max_p99_us) is given. The typical (median) latency must not exceed
+    O(max_typical_us) (the average where perftest prints only it, O(duration)); the 99% percentile must not
+    exceed O(max_p99_us). The server side of C(ib_read_lat) prints no result (only the client posts reads):
+    it passes when it served its client.
+  - The task never reports C(changed), since a measurement does not change the host.
+extends_documentation_fragment:
+  - ibtune.fabric.sysfs
+  - ibtune.fabric.attributes
+options:
+  role:
+    description:
+      - C(server) waits for one client (start it first, e.g. with C(async)); C(client) connects to O(server).
+    type: str
+    required: true
+    choices: [server, client]
+  server:
+    description: Address (name or IP) of the host running the server side. Required when O(role=client).
+    type: str
+  device:
+    description: RDMA device to use (perftest C(-d)), e.g. C(mlx5_0).
+    type: str
+    required: true
+  ib_port:
+    description: Port of O(device) (perftest C(-i)).
+    type: int
+    default: 1
+  gid_index:
+    description:
+      - GID index (perftest C(-x)), needed on RoCE when perftest's automatic choice is wrong. Use
+        C(ib_facts)' C(roce_v2_ipv4_gid_index). Left out when unset.
+    type: int
+  tcp_port:
+    description:
+      - TCP port of perftest's out-of-band connection (perftest C(-p)); both sides must use the same one, and
+        parallel tests on one host need distinct ports.
+    type: int
+    default: 18515
+  size:
+    description:
+      - Message size in bytes (perftest C(-s)), or C(all) for every size from 2 bytes to 8 MiB (perftest C(-a)).
+    type: str
+    default: "2"
+  iterations:
+    description:
+      - Number of exchanges (perftest C(-n), at least 5); perftest's default is 1000. The 99.9% percentile needs
+        1000 or more to differ from the maximum.
+    type: int
+  duration:
+    description:
+      - Run for this many seconds (perftest C(-D)) instead of an iteration count. perftest then prints only the
+        average latency and the transactions per second, so O(max_p99_us) cannot be used.
+    type: int
+  use_cuda:
+    description:
+      - Use the memory of this CUDA GPU (perftest C(--use_cuda=<n>)). Needs a perftest built with CUDA.
+    type: int
+  test:
+    description: Which perftest tool to run, C(ib_<verb>_lat).
+    type: str
+    default: write_lat
+    choices: [write_lat, read_lat, send_lat]
+  timeout:
+    description:
+      - Seconds one perftest run may take before it is killed. For the server this includes the wait for the
+        client.
+    type: float
+    default: 120
+  connect_timeout:
+    description:
+      - Client only. Seconds during which a refused connection (server not yet listening) is retried, about
+        every 0.5 s.
+    type: float
+    default: 30
+  max_typical_us:
+    description:
+      - Fail when the typical (median) latency of the headline size is above this many microseconds (the
+        average with O(duration), where perftest prints no median).
+    type: float
+  max_p99_us:
+    description:
+      - Fail when the 99% percentile latency of the headline size is above this many microseconds. perftest
+        before 2016 prints no percentile; the check is then skipped and RV(warnings_seen) says so.
+    type: float
+  executable:
+    description:
+      - The perftest program to run, a path or a name looked up on C(PATH). Defaults to C(ib_<verb>_lat) on
+        C(PATH).
+    type: str
+  extra_args:
+    description: More perftest arguments, appended as separate list items before the server address.
+    type: list
+    elements: str
+    default: []
+attributes:
+  check_mode:
+    support: full
+    details: In check mode perftest is not run; RV(cmd) shows what would run.
+  diff_mode:
+    support: none
+notes:
+  - Start the server side first (for example with C(async) and C(poll=0)), then the client.
+  - Do not pass C(-C) (report cycles) in O(extra_args); perftest then prints cycles under its C([usec]) header.
+seealso:
+  - module: ibtune.fabric.perftest_bw
+  - module: ibtune.fabric.ib_facts
+author:
+  - ibtune.fabric contributors (@ibtune)
+"""
+
+EXAMPLES = r"""
+- name: Start the latency server on node1
+  ibtune.fabric.perftest_lat:
+    role: server
+    device: mlx5_0
+    tcp_port: 18600
+    timeout: 60
+  async: 90
+  poll: 0
+
+- name: Measure RDMA write latency from node2 and require a typical latency of 3 us or less
+  ibtune.fabric.perftest_lat:
+    role: client
+    server: node1
+    device: mlx5_0
+    tcp_port: 18600
+    iterations: 10000
+    max_typical_us: 3
+    max_p99_us: 5
+  register: lat
+
+- name: RDMA read latency over RoCE, all sizes
+  ibtune.fabric.perftest_lat:
+    role: client
+    test: read_lat
+    server: 10.0.0.2
+    device: mlx5_1
+    gid_index: 3
+    size: all
+"""
+
+RETURN = r"""
+t_min_us:
+  description: Minimum latency in microseconds at the headline size.
+  returned: when perftest printed a result
+  type: float
+  sample: 1.91
+t_max_us:
+  description: Maximum latency in microseconds.
+  returned: when perftest printed a result
+  type: float
+  sample: 13.87
+t_typical_us:
+  description: Typical (median) latency in microseconds; null with O(duration) or C(--output=latency).
+  returned: when perftest printed a result
+  type: float
+  sample: 1.99
+t_avg_us:
+  description: Average latency in microseconds; null on perftest before 2016 (old 3-value table).
+  returned: when perftest printed a result
+  type: float
+  sample: 2.01
+t_stdev_us:
+  description: Standard deviation in microseconds; null where not printed.
+  returned: when perftest printed a result
+  type: float
+  sample: 0.32
+p99_us:
+  description: 99% percentile in microseconds; null where not printed (old table, O(duration)).
+  returned: when perftest printed a result
+  type: float
+  sample: 2.13
+p999_us:
+  description: 99.9% percentile in microseconds; null where not printed.
+  returned: when perftest printed a result
+  type: float
+  sample: 9.95
+latency_us:
+  description: The latency the gate checks, the typical latency or, where perftest prints only it, the average.
+  returned: when perftest printed a result
+  type: float
+  sample: 1.99
+latency_basis:
+  description: Which value RV(latency_us) is, C(t_typical) or C(t_avg).
+  returned: when perftest printed a result
+  type: str
+  sample: t_typical
+tps_avg:
+  description: Transactions per second (O(duration) only; null otherwise).
+  returned: when perftest printed a result
+  type: float
+  sample: 168068.16
+msg_size:
+  description: Message size in bytes of the headline result (the smallest size with O(size=all)).
+  returned: when perftest printed a result
+  type: int
+  sample: 2
+iterations:
+  description: Iterations perftest ran at that size.
+  returned: when perftest printed a result
+  type: int
+  sample: 1000
+format:
+  description:
+    - The table layout perftest printed, C(iterations), C(iterations_old), C(duration), C(duration_old),
+      C(average_only); null when none.
+  returned: always
+  type: str
+  sample: iterations
+rows:
+  description: Every row of the result table (one per message size), in microseconds.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {msg_size: 2, iterations: 1000, t_min_us: 0.96, t_max_us: 1.25, t_typical_us: 0.98, t_avg_us: 0.98,
+       t_stdev_us: 0.01, p99_us: 1.0, p999_us: 1.25, tps_avg: null, cpu_util_pct: null}
+link_type:
+  description: Link type perftest reported (C(IB) or C(Ethernet)).
+  returned: when perftest printed its header
+  type: str
+  sample: IB
+link_rate_gbps:
+  description: Port rate in Gb/s read from sysfs (null when unreadable); for the report only.
+  returned: always
+  type: float
+  sample: 400.0
+threshold_us:
+  description: The ceiling that failed the gate, else O(max_typical_us) (null without a gate).
+  returned: always
+  type: float
+  sample: 3.0
+passed:
+  description: True when the run succeeded and met the ceilings (or there are none); null in check mode.
+  returned: always
+  type: bool
+  sample: true
+failure:
+  description:
+    - Null on success; else C(kind) (no_device, connect, port_busy, modify_qp_rtr, mr_alloc, completion_error,
+      crash, timeout, interrupted, unknown, above_threshold, invalid), C(message) and C(hint).
+  returned: always
+  type: dict
+  sample: {kind: above_threshold, message: "typical latency 9.10 us > 3 us (max_typical_us)", hint: "check"}
+warnings_seen:
+  description: Warning lines perftest printed (CPU frequency, device limitations) and gate checks skipped.
+  returned: always
+  type: list
+  elements: str
+  sample: ["Conflicting CPU frequency values detected: 2200.000000 != 1040.353000. CPU Frequency is not max."]
+cmd:
+  description: The argument vector that was (or in check mode would be) run.
+  returned: always
+  type: list
+  elements: str
+  sample: [ib_write_lat, -d, mlx5_0, -i, "1", -s, "2", -p, "18515", -F, node1]
+stdout:
+  description: perftest's standard output of the last attempt.
+  returned: always
+  type: str
+  sample: " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec] ..."
+stderr:
+  description: perftest's standard error of the last attempt.
+  returned: always
+  type: str
+  sample: ""
+rc:
+  description: Exit status of the last attempt (negative = killed by that signal); null in check mode.
+  returned: always
+  type: int
+  sample: 0
+attempts:
+  description: How many times perftest was started (client retries while the connection is refused).
+  returned: always
+  type: int
+  sample: 1
+elapsed_s:
+  description: Wall time of all attempts in seconds.
+  returned: always
+  type: float
+  sample: 0.41
+msg:
+  description: One-line summary.
+  returned: always
+  type: str
+  sample: "ib_write_lat mlx5_0:1 -> node1: typical 0.98 us, p99 1.00 us at 2 B"
+"""
+
+import shlex
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_lat, perftest_run, testkinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
+
+GATE_HINT = "check the link's error counters (ib_counters), its rate and the peer, and that no other traffic shares it"
+
+
+def _summary(where, measured):
+    parts = []
+    if measured["latency_us"] is not None:
+        word = "typical" if measured["latency_basis"] == "t_typical" else "average"
+        parts.append("%s %s us" % (word, perftest_lat.format_us(measured["latency_us"])))
+    if measured["p99_us"] is not None:
+        parts.append("p99 %s us" % perftest_lat.format_us(measured["p99_us"]))
+    text = "%s: %s" % (where, ", ".join(parts) or "no latency printed")
+    if measured["msg_size"] is not None:
+        text += " at %s B" % measured["msg_size"]
+    return text
+
+
+def _result(params, link_rate):
+    result = dict(changed=False, format=None, rows=[], link_type=None, link_rate_gbps=link_rate, passed=None)
+    result.update(dict.fromkeys(testkinds.LATENCY_METRICS))
+    result.update(threshold_us=params["max_typical_us"], failure=None, warnings_seen=[], cmd=[])
+    result.update(stdout="", stderr="", rc=None, attempts=0, elapsed_s=0.0)
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            role=dict(type="str", required=True, choices=["server", "client"]),
+            server=dict(type="str"),
+            device=dict(type="str", required=True),
+            ib_port=dict(type="int", default=1),
+            gid_index=dict(type="int"),
+            tcp_port=dict(type="int", default=perftest.DEFAULT_TCP_PORT),
+            size=dict(type="str", default=str(perftest_lat.DEFAULT_SIZE)),
+            iterations=dict(type="int"),
+            duration=dict(type="int"),
+            use_cuda=dict(type="int"),
+            test=dict(type="str", default="write_lat", choices=list(testkinds.LATENCY_TESTS)),
+            timeout=dict(type="float", default=120),
+            connect_timeout=dict(type="float", default=30),
+            max_typical_us=dict(type="float"),
+            max_p99_us=dict(type="float"),
+            executable=dict(type="str"),
+            extra_args=dict(type="list", elements="str", default=[]),
+            sysfs_root=dict(type="path", default="/sys"),
+        ),
+        required_if=[("role", "client", ("server",))],
+        supports_check_mode=True,
+    )
+    params = module.params
+    test = params["test"]
+    problems = testkinds.validate_params(test, params)
+    problems += perftest_lat.check_gate_options(params["max_typical_us"], params["max_p99_us"], params["duration"])
+    if params["timeout"] <= 0:
+        problems.append("timeout=%s must be positive" % params["timeout"])
+    if problems:
+        module.fail_json(msg="perftest_lat: " + "; ".join(problems) + ".")
+
+    where = perftest_run.where(testkinds.executable(test), params)
+    result = _result(params, read_port_rate_gbps(params["sysfs_root"], params["device"], params["ib_port"]))
+    if module.check_mode:
+        result["cmd"] = testkinds.build_argv(test, params)
+        result["msg"] = "check mode: perftest not run; would run: %s" % " ".join(shlex.quote(a) for a in result["cmd"])
+        module.exit_json(**result)
+    exe, error = perftest_run.resolve_executable(testkinds.executable(test, params), module.get_bin_path)
+    if error:
+        module.fail_json(msg=error, **result)
+    result["cmd"] = argv = testkinds.build_argv(test, dict(params, executable=exe))
+
+    def classify(run, parsed):
+        return parsed, testkinds.classify_failure(test, run["stdout"], run["stderr"], run["rc"], parsed, params["role"])
+
+    outcome = perftest_run.run_with_retry(argv, params, perftest_lat.parse_lat_text, classify)
+    result.update((k, outcome[k]) for k in ("attempts", "elapsed_s", "stdout", "stderr", "rc"))
+    parsed = outcome["parsed"]
+    measured = testkinds.measurement(test, parsed)
+    result.update(measured, format=parsed["format"], rows=parsed["rows"], link_type=parsed["link_type"])
+    result["warnings_seen"] = parsed["warnings"]
+    failure = outcome["failure"]
+    if failure:
+        result.update(failure=failure, passed=False)
+        if outcome["interrupted"]:
+            module.fail_json(
+                msg="%s: interrupted by signal %d, perftest stopped." % (where, outcome["interrupted"]), **result
+            )
+        module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
+    if not parsed["rows"]:  # the server side of ib_read_lat: nothing to measure or gate here
+        result.update(passed=True, msg="%s: served its client (the client measures %s)" % (where, test))
+        module.exit_json(**result)
+
+    judged = perftest_lat.verdict(measured, params["max_typical_us"], params["max_p99_us"])
+    result["warnings_seen"] += ["%s not checked" % u for u in judged["unchecked"]]
+    result.update(passed=bool(judged["passed"]), threshold_us=judged["threshold_us"])
+    summary = _summary(where, measured)
+    if not judged["passed"]:
+        result["failure"] = {"kind": judged["failure_kind"], "message": judged["failure"], "hint": GATE_HINT}
+        module.fail_json(msg="%s: %s" % (summary, judged["failure"]), **result)
+    ceilings = [
+        "%s %s us" % (name, perftest_run.fmt_num(params[name]))
+        for name in ("max_typical_us", "max_p99_us")
+        if params[name] is not None and not any(u.startswith(name) for u in judged["unchecked"])
+    ]
+    if ceilings:
+        summary += ", within %s" % " and ".join(ceilings)
+    result["msg"] = summary
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
