@@ -348,3 +348,30 @@ def size_series(min_bytes, max_bytes, step_factor=2):
         out.append(size)
         size *= factor
     return out
+
+
+# nccl-tests' -a option: how the ranks' times combine (its default is 1, the mean over ranks).
+AVERAGE_CODES = {"rank0": 0, "avg": 1, "min": 2, "max": 3}
+
+
+def fmt_size(size):
+    """4294967296 -> "4 GiB"; sizes that are no whole unit stay in bytes."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return "%d %s" % (size // scale, unit)
+    return "%d B" % size
+
+
+def summary_message(backend, host, transport, collectives):
+    """One line for a passed run: "torch on gpu01 over Socket: all_reduce 346.5 GB/s at 4 GiB, ...".
+
+    collectives: {name: {max_size_busbw, max_size_bytes}}. When NCCL's log named no network (NCCL_DEBUG below
+    INFO, or only P2P/SHM inside one node), the line says so instead of naming one.
+    """
+    figures = ", ".join(
+        "%s %.1f GB/s at %s" % (name, c["max_size_busbw"], fmt_size(c["max_size_bytes"]))
+        for name, c in collectives.items()
+        if c.get("max_size_busbw") is not None
+    )
+    where = "over %s" % transport if transport else "(NCCL's log names no network: run with nccl_debug=INFO to see it)"
+    return "%s on %s %s: %s" % (backend, host, where, figures or "no figures")

@@ -7,7 +7,8 @@ SCRIPT is written to a temporary file by the module and run with the node's Pyth
 torch (``python_executable``). It spawns one process per GPU on 127.0.0.1, runs all_reduce,
 all_gather (all_gather_into_tensor) and reduce_scatter (reduce_scatter_tensor) on float32 buffers,
 checks each result once, then times ``iters`` back-to-back calls with CUDA events after ``warmup``
-calls. The slowest rank's mean time counts (as a conservative nccl-tests figure). ``size`` means
+calls. Each rank's mean time is gathered and combined as nccl-tests' ``-a`` does (``average``: ``avg``, the
+mean over ranks, nccl-tests' default; ``rank0``, ``min`` or ``max``), then ``size`` means
 what it means in nccl-tests: the whole buffer (all_reduce's buffer, all_gather's output,
 reduce_scatter's input); algbw = size / time and busbw = algbw x nccl-tests' factor.
 It writes one JSON document to ``out``; NCCL's own log lines go to stdout as usual.
@@ -26,6 +27,9 @@ import sys
 import time
 
 
+# nccl-tests -a: 0=RANK0, 1=AVG (its default), 2=MIN, 3=MAX.
+AVERAGES = ("rank0", "avg", "min", "max")
+
 FACTORS = {
     "all_reduce": lambda n: 2.0 * (n - 1) / n,
     "all_gather": lambda n: float(n - 1) / n,
@@ -41,7 +45,20 @@ def free_port():
     return port
 
 
-def bench(torch, dist, rank, world, collective, size, warmup, iters):
+def combine_times(times, how="avg"):
+    # One time from every rank's mean iteration time, as nccl-tests' -a option combines them.
+    if how not in AVERAGES:
+        raise ValueError("average %r is not one of %s" % (how, ", ".join(AVERAGES)))
+    if how == "rank0":
+        return times[0]
+    if how == "min":
+        return min(times)
+    if how == "max":
+        return max(times)
+    return sum(times) / len(times)
+
+
+def bench(torch, dist, rank, world, collective, size, warmup, iters, average="avg"):
     elt = 4
     per_rank = max(1, size // elt // world)
     if collective == "all_reduce":
@@ -98,14 +115,15 @@ def bench(torch, dist, rank, world, collective, size, warmup, iters):
     end.synchronize()
     ms = start.elapsed_time(end) / iters
     stats = torch.tensor([ms, float(wrong)], dtype=torch.float64, device="cuda")
-    slowest = stats[:1].clone()
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    times = torch.zeros(world, dtype=torch.float64, device="cuda")
+    dist.all_gather_into_tensor(times, stats[:1].clone())
     wrong_all = stats[1:].clone()
     dist.all_reduce(wrong_all)
     del keep
     torch.cuda.empty_cache()
     size_bytes = total * elt
-    time_us = float(slowest.item()) * 1000.0
+    rank_times_us = [float(t) * 1000.0 for t in times.tolist()]
+    time_us = combine_times(rank_times_us, average)
     algbw = size_bytes / (time_us * 1e-6) / 1e9 if time_us > 0 else 0.0
     return {
         "size": size_bytes,
@@ -117,6 +135,7 @@ def bench(torch, dist, rank, world, collective, size, warmup, iters):
         "algbw": round(algbw, 3),
         "busbw": round(algbw * FACTORS[collective](world), 3),
         "wrong": int(wrong_all.item()),
+        "rank_time_us": [round(t, 3) for t in rank_times_us],
         "in_place": collective == "all_reduce",
     }
 
@@ -140,7 +159,11 @@ def worker(rank, world, cfg, port):
     for collective in cfg["collectives"]:
         rows = []
         for size in cfg["sizes"]:
-            rows.append(bench(torch, dist, rank, world, collective, size, cfg["warmup"], cfg["iters"]))
+            rows.append(
+                bench(
+                    torch, dist, rank, world, collective, size, cfg["warmup"], cfg["iters"], cfg.get("average", "avg")
+                )
+            )
         results[collective] = rows
     if rank == 0:
         version = torch.cuda.nccl.version()
@@ -155,6 +178,7 @@ def worker(rank, world, cfg, port):
             "gpus": [torch.cuda.get_device_name(i) for i in range(world)],
             "warmup": cfg["warmup"],
             "iters": cfg["iters"],
+            "average": cfg.get("average", "avg"),
             "results": results,
         }
         with open(cfg["out"], "w") as handle:

@@ -106,6 +106,16 @@ options:
   log_file:
     description: Write the benchmark's whole output (NCCL's log included) here.
     type: path
+  average:
+    description:
+      - How the ranks' times combine into the reported time, algbw and busbw, as nccl-tests' C(-a) option
+        (C(rank0), C(avg), C(min), C(max)). C(avg), the mean over ranks, is nccl-tests' default, so both backends
+        report what a plain nccl-tests run prints; C(max) is the slowest rank (a conservative figure).
+      - For C(backend=nccl_tests), anything but C(avg) adds C(-a <n>) to the command.
+    type: str
+    choices: [avg, rank0, min, max]
+    default: avg
+    version_added: 0.2.0
   min_busbw:
     description: Fail when the first collective's bus bandwidth at the largest size (GB/s, 10^9 B/s) is below this.
     type: float
@@ -252,13 +262,6 @@ def _tail(text, lines=8):
     return " | ".join(line for line in text.strip().splitlines()[-lines:])
 
 
-def _fmt_size(size):
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return "%d %s" % (size // scale, unit)
-    return "%d B" % size
-
-
 def run_nccl_tests(module, params, env):
     results = {}
     output = []
@@ -289,6 +292,8 @@ def run_nccl_tests(module, params, env):
             "-w",
             str(params["warmup_iters"]),
         ]
+        if params["average"] != "avg":
+            cmd += ["-a", str(nccl_tests.AVERAGE_CODES[params["average"]])]
         json_path = None
         if params["json_output"]:
             json_path = os.path.join(module.tmpdir, "%s.json" % collective)
@@ -329,6 +334,7 @@ def run_torch(module, params, env):
         "warmup": params["warmup_iters"],
         "iters": params["iters"],
         "nproc": params["gpus"],
+        "average": params["average"],
         "out": out_json,
     }
     python = params["python_executable"] or sys.executable
@@ -388,6 +394,7 @@ def main():
             timeout=dict(type="int", default=900),
             log_file=dict(type="path"),
             min_busbw=dict(type="float"),
+            average=dict(type="str", choices=["avg", "rank0", "min", "max"], default="avg"),
         ),
         supports_check_mode=True,
     )
@@ -518,7 +525,7 @@ def main():
             % (
                 first_name,
                 first["max_size_busbw"],
-                _fmt_size(first["max_size_bytes"]),
+                nccl_tests.fmt_size(first["max_size_bytes"]),
                 host,
                 params["min_busbw"],
                 result["transport"] or "an unknown network",
@@ -527,12 +534,9 @@ def main():
     result["passed"] = not failures
     if failures:
         module.fail_json(msg="; ".join(failures), **result)
-    summary = ", ".join(
-        "%s %.1f GB/s at %s" % (name, c["max_size_busbw"], _fmt_size(c["max_size_bytes"]))
-        for name, c in collectives.items()
-        if c["max_size_busbw"] is not None
+    module.exit_json(
+        msg=nccl_tests.summary_message(params["backend"], host, result["transport"], collectives), **result
     )
-    module.exit_json(msg="%s on %s over %s: %s" % (params["backend"], host, result["transport"], summary), **result)
 
 
 if __name__ == "__main__":

@@ -230,3 +230,17 @@ def test_parse_any_rendered_table(rows):
     parsed = nccl_tests.parse_text("\n".join(lines))
     assert [r["size"] for r in parsed["rows"]] == [s for s, _unused in rows]
     assert nccl_tests.summarize(parsed)["wrong_total"] == 0
+
+
+def test_summary_message_names_the_network_or_says_none_was_seen():
+    collectives = {"all_reduce": {"max_size_busbw": 346.5, "max_size_bytes": 4 << 30}}
+    assert (
+        nccl_tests.summary_message("torch", "gpu01", "Socket", collectives)
+        == "torch on gpu01 over Socket: all_reduce 346.5 GB/s at 4 GiB"
+    )
+    text = nccl_tests.summary_message("torch", "gpu01", None, collectives)
+    assert "None" not in text
+    assert text == (
+        "torch on gpu01 (NCCL's log names no network: run with nccl_debug=INFO to see it): "
+        "all_reduce 346.5 GB/s at 4 GiB"
+    )

@@ -155,3 +155,23 @@ def test_check_mode_runs_nothing(fake):
     assert not result.failed
     assert result["msg"].startswith("check mode: would run nccl_tests")
     assert not os.path.exists(os.environ["FAKE_NCCL_TESTS_ARGV"])
+
+
+def test_no_network_in_the_log_never_prints_over_none(fake, monkeypatch):
+    """The old-format corpus output has no NCCL INFO lines: the message must not say "over None"."""
+    bindir, _calls = fake
+    monkeypatch.setenv("FAKE_NCCL_TESTS_OUTPUT", str(OLD))
+    result = run_module(nccl_test, {"tests_dir": str(bindir), "collectives": ["all_gather"]})
+    assert not result.failed, result["msg"]
+    assert result["transport"] is None
+    assert "None" not in result["msg"]
+    assert "NCCL's log names no network" in result["msg"]
+
+
+def test_average_other_than_nccl_tests_default_is_passed_as_dash_a(fake):
+    bindir, calls = fake
+    run_module(nccl_test, {"tests_dir": str(bindir)})
+    run_module(nccl_test, {"tests_dir": str(bindir), "average": "max"})
+    default, slowest = calls()
+    assert "-a" not in default
+    assert slowest[-2:] == ["-a", "3"]
