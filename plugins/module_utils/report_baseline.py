@@ -95,14 +95,15 @@ def find_regressions(results, baseline, tolerance):
 def update_baseline(baseline, results, ts, keep=DEFAULT_BASELINE_KEEP):
     """New baseline with this run's passed measurements appended (last `keep` per link and test).
 
-    Only results that passed their thresholds are recorded, so a broken link never becomes its own
-    reference; a slower but passing link is recorded (the median of `keep` runs absorbs one outlier).
+    Only results that passed every gate and did not regress are recorded: a broken link never
+    becomes its own reference, and a regression that still met its threshold does not heal itself
+    into the baseline on the next run (the median of `keep` runs absorbs one slow but passing run).
     """
     links = {}
     for key, entry in (baseline or {}).get("links", {}).items():
         links[key] = {"history": list(entry.get("history", []))}
     for (key, test), res in sorted(_measurements(results).items()):
-        if not res["passed"]:
+        if not res["passed"] or res.get("regressed"):
             continue
         history = links.setdefault(key, {"history": []})["history"]
         history.append({"ts": ts, "gbps": round(res["bw_avg_gbps"], 3), "test": test})

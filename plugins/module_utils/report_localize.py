@@ -1,13 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fault localization: name the suspect nodes and links from normalised pair results."""
+"""Fault localization: name the suspect nodes and links from normalised pair results.
+
+Only failures that the link or its two ends can cause take part (see NOT_THE_LINK): a result that
+failed because a rail is missing on one host, because its figures are invalid, because it regressed
+against the baseline (reported on its own), or that involves a host which failed before measuring
+(preflight, unreachable) makes no partner a suspect.
+"""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 import heapq
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize import value_of
+
+# failure kinds that say nothing about the link between the two ends
+NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", "unreachable"))
 
 
 def _host_outcomes(results):
@@ -94,7 +105,43 @@ def _first_pass(results):
     return sorted(nodes), sorted(links), known_good, failed, roles
 
 
-def localize(results):
+def implicates_link(res, exclude_hosts=()):
+    """Whether a normalised result takes part in localization (passed results always do)."""
+    if res["passed"]:
+        return True
+    if res.get("failure_kind") in NOT_THE_LINK:
+        return False
+    return res["server"] not in exclude_hosts and res["client"] not in exclude_hosts
+
+
+def _worse(res, current):
+    """Whether res is a worse measurement of a link than current (lower Gb/s, higher latency, none)."""
+    if current is None:
+        return True
+    value, other = value_of(res), value_of(current)
+    if value is None:
+        return other is not None
+    if other is None:
+        return False
+    return value > other if res.get("kind") == "latency" else value < other
+
+
+def _brief(res):
+    """The figures of a result that a suspect entry carries."""
+    out = {
+        "kind": res.get("kind", "bandwidth"),
+        "bw_avg_gbps": res["bw_avg_gbps"],
+        "threshold_gbps": res["threshold_gbps"],
+        "failure": res["failure"],
+        "failure_kind": res.get("failure_kind"),
+    }
+    if out["kind"] == "latency":
+        out["t_typical_us"] = res.get("t_typical_us")
+        out["threshold_us"] = res.get("threshold_us")
+    return out
+
+
+def localize(results, exclude_hosts=()):
     """Name the culprits from normalized results.
 
     First pass (pass 1): a node that failed with >= 2 different partners is a suspect node (partners
@@ -105,8 +152,13 @@ def localize(results):
     is cleared. Links are then re-derived: a failed first-pass pair neither of whose ends is a bad or
     (unretested) suspect node is a suspect link, a bad link once both its ends were cleared.
 
+    Failed results that do not implicate the link (implicates_link: NOT_THE_LINK kinds, a host in
+    ``exclude_hosts``, e.g. the hosts that failed preflight) are left out.
+
     Returns {suspect_nodes, suspect_links, known_good, cleared}.
     """
+    exclude_hosts = frozenset(exclude_hosts or ())
+    results = [r for r in results if implicates_link(r, exclude_hosts)]
     first = [r for r in results if r["pass"] == 1]
     second = [r for r in results if r["pass"] != 1]
     nodes1, links1, good, failed = first_pass_suspects(first)
@@ -139,58 +191,50 @@ def localize(results):
     suspect_nodes = []
     for host in sorted(named):
         runs = retests.get(host, [])
-        entry = {
-            "host": host,
-            "verdict": "bad_node" if host in bad else "suspect",
-            "failed_with": sorted(failed.get(host, ())),
-            "devices": sorted(d for d in failing_devices.get(host, ()) if d),
-            "first_pass_suspect": host in nodes1,
-            "retest": [
-                {
-                    "partner": r["client"] if r["server"] == host else r["server"],
-                    "server": r["server"],
-                    "client": r["client"],
-                    "passed": r["passed"],
-                    "bw_avg_gbps": r["bw_avg_gbps"],
-                    "threshold_gbps": r["threshold_gbps"],
-                    "failure": r["failure"],
-                }
-                for r in runs
-            ],
-        }
-        suspect_nodes.append(entry)
+        retest = []
+        for r in runs:
+            entry = {
+                "partner": r["client"] if r["server"] == host else r["server"],
+                "server": r["server"],
+                "client": r["client"],
+                "passed": r["passed"],
+            }
+            entry.update(_brief(r))
+            retest.append(entry)
+        suspect_nodes.append(
+            {
+                "host": host,
+                "verdict": "bad_node" if host in bad else "suspect",
+                "failed_with": sorted(failed.get(host, ())),
+                "devices": sorted(d for d in failing_devices.get(host, ()) if d),
+                "first_pass_suspect": host in nodes1,
+                "retest": retest,
+            }
+        )
 
     worst = {}
     for res in first:
         if res["passed"] or res["server"] in named or res["client"] in named:
             continue
         key = res["link"]
-        current = worst.get(key)
-        bw = res["bw_avg_gbps"]
-        if (
-            current is None
-            or (bw is None and current["bw_avg_gbps"] is not None)
-            or (bw is not None and current["bw_avg_gbps"] is not None and bw < current["bw_avg_gbps"])
-        ):
+        if _worse(res, worst.get(key)):
             worst[key] = res
     suspect_links = []
     for key in sorted(worst):
         res = worst[key]
         both_cleared = res["server"] in cleared and res["client"] in cleared
-        suspect_links.append(
-            {
-                "link": key,
-                "server": res["server"],
-                "server_device": res["server_device"],
-                "client": res["client"],
-                "client_device": res["client_device"],
-                "test": res["test"],
-                "bw_avg_gbps": res["bw_avg_gbps"],
-                "threshold_gbps": res["threshold_gbps"],
-                "failure": res["failure"],
-                "verdict": "bad_link" if both_cleared else "suspect",
-            }
-        )
+        entry = {
+            "link": key,
+            "server": res["server"],
+            "server_device": res["server_device"],
+            "client": res["client"],
+            "client_device": res["client_device"],
+            "test": res["test"],
+            "rail": res.get("rail"),
+            "verdict": "bad_link" if both_cleared else "suspect",
+        }
+        entry.update(_brief(res))
+        suspect_links.append(entry)
     return {
         "suspect_nodes": suspect_nodes,
         "suspect_links": suspect_links,

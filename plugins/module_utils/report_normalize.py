@@ -3,12 +3,37 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pair results and counter violations in, validated and normalised dicts out (the report's first step).
 
+The absolute gate is decided once, before the report (gate.py, applied by the join): a result's
+`passed`, `failure` and `failure_kind` are kept as they come. Normalising only checks shape and
+types: a non-finite or negative figure fails the result as `invalid` (a figure that contradicts a
+claimed pass too), a failed result without a failure kind gets one read from its sentence. Where a
+result carries no `passed` at all (an older gatherer), gate.py decides it from its own threshold.
+
 Also the small text helpers the other report modules share (endpoint, link key, figures).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import math
+import re
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.gate import judge_bandwidth, judge_latency
+
+KINDS = ("bandwidth", "latency")
+BANDWIDTH_FIGURES = ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps")
+LATENCY_FIGURES = ("t_typical_us", "p99_us", "threshold_us")
+# failure sentence -> failure kind, for results that come without one (first match wins)
+KIND_PATTERNS = (
+    ("no_device", re.compile(r"no (rdma |ib |infiniband )?devices?\b|no ib devices found|device \S+ not found", re.I)),
+    ("missing_rail", re.compile(r"missing rail|lacks rail|has no rail|rail \S+ (is )?missing", re.I)),
+    ("connect", re.compile(r"could(n't| not) connect|connection refused|unable to connect|connect(ion)? failed", re.I)),
+    ("timeout", re.compile(r"timed out|timeout", re.I)),
+    ("server_failed", re.compile(r"server (side )?(failed|exited|died)", re.I)),
+    ("below_threshold", re.compile(r"gb/s\s*<|below (the |its )?threshold", re.I)),
+    ("above_threshold", re.compile(r"us\s*>|above (the |its )?(threshold|ceiling)", re.I)),
+)
 
 
 def _float_or_none(value, what, index):
@@ -45,15 +70,100 @@ def fmt_gbps(value):
     return "n/a" if value is None else "%.1f Gb/s" % value
 
 
-def normalize_results(results, min_gbps=None):
-    """Validate pair results, apply thresholds (own threshold and the min_gbps floor) and fill
-    `failure` with one sentence for every failed result. Returns new dicts."""
+def fmt_us(value):
+    return "n/a" if value is None else "%.2f us" % value
+
+
+def infer_failure_kind(sentence):
+    """A short failure kind for a failure sentence that came without one ('failed' when unknown)."""
+    for kind, pattern in KIND_PATTERNS:
+        if sentence and pattern.search(sentence):
+            return kind
+    return "failed"
+
+
+def _kind(item, index):
+    kind = item.get("kind")
+    if kind in (None, ""):
+        test = str(item.get("test") or "")
+        return "latency" if test.endswith("_lat") or item.get("t_typical_us") is not None else "bandwidth"
+    if kind not in KINDS:
+        raise ValueError("results[%d].kind must be bandwidth or latency, got %r" % (index, kind))
+    return kind
+
+
+def _invalid_figure(res, names):
+    """(name, raw value) of the first figure that is not a finite number >= 0, else None.
+    The figure is set to None so that report.json stays valid JSON (no NaN)."""
+    bad = None
+    for name in names:
+        value = res[name]
+        if value is not None and (not math.isfinite(value) or value < 0):
+            bad = bad or (name, value)
+            res[name] = None
+    return bad
+
+
+def _judge_missing_pass(res):
+    """passed/failure/failure_kind for a result that carries no `passed` (gate.py decides)."""
+    if res["failure"]:
+        return False, res["failure"], res["failure_kind"]
+    if res["kind"] == "latency":
+        if res["t_typical_us"] is None:
+            return False, "no latency measured", "failed"
+        passed, kind, sentence, _limit = judge_latency(
+            res["t_typical_us"], res["p99_us"], max_typical_us=res["threshold_us"]
+        )
+        return passed, sentence, kind
+    if res["bw_avg_gbps"] is None:
+        return False, "failed (no bandwidth measured)", "failed"
+    passed, kind, sentence = judge_bandwidth(
+        res["bw_avg_gbps"], {"threshold_gbps": res["threshold_gbps"], "basis": "its threshold"}
+    )
+    return passed, sentence, kind
+
+
+def _contradiction(res):
+    """Sentence when a result says passed but its own figures say otherwise, else None."""
+    if res["kind"] == "latency":
+        value, limit = res["t_typical_us"], res["threshold_us"]
+        if value is None:
+            return "the result says passed but no latency was measured"
+        if limit is not None and value > limit:
+            return "the result says passed but %s > %s: an inconsistent result" % (fmt_us(value), fmt_us(limit))
+        return None
+    value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+    if value is None:
+        return "the result says passed but no bandwidth was measured"
+    if limit is not None and value < limit:
+        return "the result says passed but %s < %s: an inconsistent result" % (fmt_gbps(value), fmt_gbps(limit))
+    return None
+
+
+def _default_failure(res):
+    if res["kind"] == "latency":
+        value, limit = res["t_typical_us"], res["threshold_us"]
+        if value is not None and limit is not None:
+            return "%s > %s" % (fmt_us(value), fmt_us(limit))
+        return "failed (%s)" % (fmt_us(value) if value is not None else "no latency measured")
+    value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+    if value is not None and limit is not None:
+        return "%s < %s" % (fmt_gbps(value), fmt_gbps(limit))
+    return "failed (%s)" % (fmt_gbps(value) if value is not None else "no bandwidth measured")
+
+
+def normalize_results(results, copy=True):
+    """Validate pair results (shape and types) and fill their keys; returns the list of results.
+
+    Raises ValueError naming the index for a result that is not a pair result at all (no host
+    names, a figure that is not a number). A result whose figures are NaN, infinite or negative, or
+    contradict a claimed pass, fails with failure_kind `invalid`. `copy=False` normalises the dicts
+    in place (the module's own arguments: saves a copy of thousands of results).
+    """
     if results is None:
         return []
     if isinstance(results, (str, bytes, dict)):
         raise ValueError("results must be a list of pair result dicts, got %s" % type(results).__name__)
-    if min_gbps is not None:
-        min_gbps = float(min_gbps)
     out = []
     for index, item in enumerate(results):
         if not isinstance(item, dict):
@@ -63,42 +173,62 @@ def normalize_results(results, min_gbps=None):
                 raise ValueError(
                     "results[%d] has no %s host name: every pair result needs server and client" % (index, key)
                 )
-        res = dict(item)
+        res = dict(item) if copy else item
         res["server_device"] = item.get("server_device") or None
         res["client_device"] = item.get("client_device") or None
         res["server_port"] = _int_or(item.get("server_port"), None)
         res["client_port"] = _int_or(item.get("client_port"), None)
-        res["test"] = str(item.get("test") or "write")
+        res["kind"] = kind = _kind(item, index)
+        res["test"] = str(item.get("test") or ("write_lat" if kind == "latency" else "write"))
+        rail = item.get("rail")
+        res["rail"] = rail if rail not in (None, "") else (res["server_device"] or res["client_device"])
         res["pass"] = _int_or(item.get("pass"), 1)
         res["round"] = _int_or(item.get("round"), 0)
-        bw = res["bw_avg_gbps"] = _float_or_none(item.get("bw_avg_gbps"), "bw_avg_gbps", index)
-        res["bw_peak_gbps"] = _float_or_none(item.get("bw_peak_gbps"), "bw_peak_gbps", index)
-        threshold = _float_or_none(item.get("threshold_gbps"), "threshold_gbps", index)
-        res["duration_s"] = _float_or_none(item.get("duration_s"), "duration_s", index)
+        for name in BANDWIDTH_FIGURES + LATENCY_FIGURES + ("duration_s",):
+            res[name] = _float_or_none(item.get(name), name, index)
         failure = item.get("failure") or None
+        res["failure"] = None if failure is None else str(failure)
+        failure_kind = item.get("failure_kind") or None
+        res["failure_kind"] = None if failure_kind is None else str(failure_kind)
+        bad = _invalid_figure(res, BANDWIDTH_FIGURES + LATENCY_FIGURES)
         if "passed" in item and item["passed"] is not None:
             passed = bool(item["passed"])
         else:
-            passed = failure is None and bw is not None
-        if min_gbps is not None and (threshold is None or min_gbps > threshold):
-            threshold = min_gbps
-        res["threshold_gbps"] = threshold
-        if passed and threshold is not None and bw is not None and bw < threshold:
+            passed, res["failure"], res["failure_kind"] = _judge_missing_pass(res)
+        if bad:
             passed = False
-            failure = "%s < %s" % (fmt_gbps(bw), fmt_gbps(threshold))
-        if passed and bw is None and threshold is not None:
-            passed = False
-            failure = failure or "no bandwidth measured (threshold %s)" % fmt_gbps(threshold)
-        if not passed and not failure:
-            if bw is not None and threshold is not None:
-                failure = "%s < %s" % (fmt_gbps(bw), fmt_gbps(threshold))
-            else:
-                failure = "failed (%s)" % (fmt_gbps(bw) if bw is not None else "no bandwidth measured")
+            res["failure_kind"] = "invalid"
+            res["failure"] = (
+                "%s=%r is not a finite number >= 0: the measurement is invalid (check the perftest output)" % bad
+            )
+        elif passed:
+            contradiction = _contradiction(res)
+            if contradiction:
+                passed = False
+                res["failure_kind"] = "invalid"
+                res["failure"] = contradiction
+        if passed:
+            res["failure"] = res["failure_kind"] = None
+        else:
+            res["failure"] = res["failure"] or _default_failure(res)
+            res["failure_kind"] = res["failure_kind"] or infer_failure_kind(res["failure"])
         res["passed"] = passed
-        res["failure"] = None if passed else str(failure)
         res["link"] = link_key(res["server"], res["server_device"], res["client"], res["client_device"])
         out.append(res)
     return out
+
+
+def value_of(res):
+    """The figure a result is judged by: bw_avg_gbps (bandwidth) or t_typical_us (latency)."""
+    return res.get("t_typical_us") if res.get("kind") == "latency" else res.get("bw_avg_gbps")
+
+
+def threshold_of(res):
+    return res.get("threshold_us") if res.get("kind") == "latency" else res.get("threshold_gbps")
+
+
+def fmt_value(res, value):
+    return fmt_us(value) if res.get("kind") == "latency" else fmt_gbps(value)
 
 
 def _pair_label(res):
@@ -106,11 +236,15 @@ def _pair_label(res):
 
 
 def _figures(res):
-    """'180.1 Gb/s < 360.0 Gb/s' or the failure sentence when nothing was measured."""
-    bw, threshold = res["bw_avg_gbps"], res["threshold_gbps"]
-    if bw is not None and threshold is not None and bw < threshold:
-        return "%s < %s" % (fmt_gbps(bw), fmt_gbps(threshold))
-    return res.get("failure") or fmt_gbps(bw)
+    """'180.1 Gb/s < 360.0 Gb/s' (or '3.10 us > 2.50 us') when the figures break the threshold, else the
+    failure sentence (slow against peers, regression, nothing measured)."""
+    value, limit = value_of(res), threshold_of(res)
+    if value is not None and limit is not None:
+        if res.get("kind") == "latency" and value > limit:
+            return "%s > %s" % (fmt_us(value), fmt_us(limit))
+        if res.get("kind") != "latency" and value < limit:
+            return "%s < %s" % (fmt_gbps(value), fmt_gbps(limit))
+    return res.get("failure") or fmt_value(res, value)
 
 
 def _median(values):

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The report files: report.json, junit.xml, summary.md and ibtune.prom, and their atomic write.
+"""The report files: report.json, junit.xml, summary.md, ibtune.prom and report.html (report_html), and
+their atomic write.
 
 Also the one-sentence texts of culprits that the message and the files share.
 """
@@ -15,15 +16,22 @@ import os
 import tempfile
 import xml.etree.ElementTree as ET
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_html import to_html
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize import (
     _figures,
     _median,
     _pair_label,
     endpoint,
     fmt_gbps,
+    fmt_us,
 )
 
-REPORT_FILES = ("report.json", "junit.xml", "summary.md", "ibtune.prom")
+REPORT_FILES = ("report.json", "junit.xml", "summary.md", "ibtune.prom", "report.html")
+
+
+def report_files():
+    """The report file names, sorted (the order write_atomic returns their paths in)."""
+    return sorted(REPORT_FILES)
 
 
 def _violation_text(v):
@@ -44,23 +52,14 @@ def _node_text(node):
     failed_retests = [r for r in node["retest"] if not r["passed"]]
     if failed_retests:
         r = failed_retests[0]
-        figures = (
-            "%s < %s" % (fmt_gbps(r["bw_avg_gbps"]), fmt_gbps(r["threshold_gbps"]))
-            if r["bw_avg_gbps"] is not None and r["threshold_gbps"] is not None
-            else (r["failure"] or "failed")
-        )
-        details.append("failed again with known-good %s: %s" % (r["partner"], figures))
+        details.append("failed again with known-good %s: %s" % (r["partner"], _figures(r) or "failed"))
     if details:
         text += " (%s)" % "; ".join(details)
     return text
 
 
 def _link_text(link):
-    figures = (
-        "%s < %s" % (fmt_gbps(link["bw_avg_gbps"]), fmt_gbps(link["threshold_gbps"]))
-        if link["bw_avg_gbps"] is not None and link["threshold_gbps"] is not None
-        else (link["failure"] or "failed")
-    )
+    figures = _figures(link) or "failed"
     word = "bad link" if link["verdict"] == "bad_link" else "suspect link"
     return "%s %s (%s)" % (word, link["link"], figures)
 
@@ -105,9 +104,50 @@ def _num(value):
     return "" if value is None else ("%.3f" % value).rstrip("0").rstrip(".")
 
 
+def _junit_figures(res):
+    if res.get("kind") == "latency":
+        names = ("t_typical_us", "p99_us", "threshold_us", "peer_median")
+    else:
+        names = ("bw_avg_gbps", "threshold_gbps", "bw_peak_gbps", "baseline_gbps", "peer_median")
+    return " ".join("%s=%s" % (name, _num(res.get(name)) or "null") for name in names)
+
+
+def _hosts_suite(root, report):
+    """Suite `hosts`: a testcase per host meant to be validated, a failure per failed host."""
+    failed = dict((h["host"], h) for h in report.get("failed_hosts") or [])
+    hosts = sorted(set(report.get("expected_hosts") or ()) | set(failed) | set(report.get("passed_hosts") or ()))
+    suite = ET.SubElement(root, "testsuite", name="hosts", timestamp=report["timestamp"])
+    for host in hosts:
+        case = ET.SubElement(suite, "testcase", classname="ibtune.fabric.hosts", name="%s host" % host, time="0")
+        if host in failed:
+            entry = failed[host]
+            node = ET.SubElement(case, "failure", message=entry["reason"], type=entry.get("failure_kind") or "failed")
+            node.text = "%s: %s (%s)" % (host, entry["reason"], entry.get("failure_kind"))
+    suite.set("tests", str(len(hosts)))
+    suite.set("failures", str(len(failed)))
+    suite.set("errors", "0")
+    suite.set("time", "0")
+    return len(hosts), len(failed)
+
+
 def to_junit(report):
-    """JUnit XML: suite `pairs` (a testcase per pair result), suite `counters` (one per node)."""
+    """JUnit XML: suite `hosts` (a testcase per expected host), suite `pairs` (a testcase per pair
+    result, the failure `type` its failure_kind), suite `counters` (one per node); a systemic verdict
+    or a run that validated too few hosts is a failing testcase `verdict`."""
     root = ET.Element("testsuites", name="ibtune.fabric validation")
+    host_tests, host_failures = _hosts_suite(root, report)
+    verdict_items = ([report["systemic"]] if report.get("systemic") else []) + list(report.get("problems") or [])
+    if verdict_items:
+        suite = ET.SubElement(root, "testsuite", name="verdict", timestamp=report["timestamp"])
+        for text in verdict_items:
+            case = ET.SubElement(suite, "testcase", classname="ibtune.fabric.verdict", name="fabric verdict", time="0")
+            kind = "systemic" if text == report.get("systemic") else "too_few_hosts"
+            ET.SubElement(case, "failure", message=text, type=kind).text = text
+        for key, value in (("tests", len(verdict_items)), ("failures", len(verdict_items)), ("errors", 0)):
+            suite.set(key, str(value))
+        suite.set("time", "0")
+        host_tests += len(verdict_items)
+        host_failures += len(verdict_items)
     pairs = ET.SubElement(root, "testsuite", name="pairs", timestamp=report["timestamp"])
     failures = 0
     total_time = 0.0
@@ -121,25 +161,11 @@ def to_junit(report):
             name="%s %s" % (_pair_label(res), res["test"]),
             time="%.3f" % duration,
         )
-        figures = "bw_avg_gbps=%s threshold_gbps=%s bw_peak_gbps=%s baseline_gbps=%s" % (
-            _num(res["bw_avg_gbps"]) or "null",
-            _num(res["threshold_gbps"]) or "null",
-            _num(res["bw_peak_gbps"]) or "null",
-            _num(res.get("baseline_gbps")) or "null",
-        )
+        figures = _junit_figures(res)
         if not res["passed"]:
             failures += 1
-            node = ET.SubElement(case, "failure", message=_figures(res), type="bandwidth")
+            node = ET.SubElement(case, "failure", message=_figures(res), type=res.get("failure_kind") or "failed")
             node.text = "%s\n%s" % (res["failure"], figures)
-        elif res.get("regressed"):
-            failures += 1
-            text = "%s < %d%% of baseline %s" % (
-                fmt_gbps(res["bw_avg_gbps"]),
-                round(100 * (1 - report["settings"]["regression_tolerance"])),
-                fmt_gbps(res["baseline_gbps"]),
-            )
-            node = ET.SubElement(case, "failure", message=text, type="regression")
-            node.text = figures
         ET.SubElement(case, "system-out").text = figures
     pairs.set("tests", str(len(report["results"])))
     pairs.set("failures", str(failures))
@@ -197,8 +223,8 @@ def to_junit(report):
     counters.set("errors", "0")
     counters.set("skipped", str(cskip))
     counters.set("time", "0")
-    root.set("tests", str(len(report["results"]) + len(hosts)))
-    root.set("failures", str(failures + cfail))
+    root.set("tests", str(len(report["results"]) + len(hosts) + host_tests))
+    root.set("failures", str(failures + cfail + host_failures))
     root.set("errors", "0")
     root.set("time", "%.3f" % total_time)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -216,6 +242,12 @@ def to_markdown(report):
     lines.append("Run `%s` at %s." % (report["run_id"], report["timestamp"]))
     if not report["passed"]:
         lines += ["", "> %s" % _md(report["message"])]
+    if report.get("systemic"):
+        lines += ["", "## Systemic failure", "", _md(report["systemic"]), "",
+                  "Most pairs failed the same way: no node or link is named, fix the common cause first."]  # fmt: skip
+    for problem in report.get("problems") or []:
+        lines += ["", "**%s**" % _md(problem)]
+    lines += _markdown_hosts(report)
     if report["suspect_nodes"] or report["suspect_links"]:
         lines += ["", "## Suspects", ""]
         for node in report["suspect_nodes"]:
@@ -237,20 +269,25 @@ def to_markdown(report):
             "",
             "## Failed pairs",
             "",
-            "| pass | round | server | client | test | Gb/s | threshold | failure |",
-            "|---:|---:|---|---|---|---:|---:|---|",
+            "| pass | round | server | client | test | measured | threshold | kind | failure |",
+            "|---:|---:|---|---|---|---:|---:|---|---|",
         ]
         for res in report["failed_pairs"]:
+            latency = res.get("kind") == "latency"
+            value = res.get("t_typical_us") if latency else res["bw_avg_gbps"]
+            limit = res.get("threshold_us") if latency else res["threshold_gbps"]
+            unit = " us" if latency else ""
             lines.append(
-                "| %d | %d | %s | %s | %s | %s | %s | %s |"
+                "| %d | %d | %s | %s | %s | %s | %s | %s | %s |"
                 % (
                     res["pass"],
                     res["round"],
                     _md(endpoint(res["server"], res["server_device"])),
                     _md(endpoint(res["client"], res["client_device"])),
                     _md(res["test"]),
-                    _num(res["bw_avg_gbps"]) or "-",
-                    _num(res["threshold_gbps"]) or "-",
+                    (_num(value) + unit) if value is not None else "-",
+                    (_num(limit) + unit) if limit is not None else "-",
+                    _md(res.get("failure_kind")),
                     _md(res["failure"]),
                 )
             )
@@ -316,7 +353,37 @@ def to_markdown(report):
             "%d measurements: min %s, median %s, max %s."
             % (len(measured), fmt_gbps(min(measured)), fmt_gbps(_median(measured)), fmt_gbps(max(measured))),
         ]
+    typical = [r["t_typical_us"] for r in report["results"] if r.get("t_typical_us") is not None]
+    if typical:
+        lines += [
+            "",
+            "## Latency",
+            "",
+            "%d measurements (typical): min %s, median %s, max %s."
+            % (len(typical), fmt_us(min(typical)), fmt_us(_median(typical)), fmt_us(max(typical))),
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_hosts(report):
+    failed = report.get("failed_hosts") or []
+    expected = report.get("expected_hosts")
+    if expected is None and not failed:
+        return []
+    lines = [
+        "",
+        "## Hosts",
+        "",
+        "%d hosts meant to be validated: %d passed, %d failed."
+        % (len(expected or ()), len(report.get("passed_hosts") or ()), len(failed)),
+    ]
+    if failed:
+        lines += ["", "| host | result | kind | reason |", "|---|---|---|---|"]
+        for item in failed:
+            lines.append(
+                "| %s | FAILED | %s | %s |" % (_md(item["host"]), _md(item.get("failure_kind")), _md(item["reason"]))
+            )
+    return lines
 
 
 def _label_value(value):
@@ -344,6 +411,13 @@ PROM_HELP = (
     ("ibtune_counter_violations", "Increase of an error counter during validation beyond what is allowed."),
     ("ibtune_suspect_node", "1 for a host the validation names as a suspect (or bad) node."),
     ("ibtune_suspect_link", "1 for a link the validation names as a suspect (or bad) link."),
+    (
+        "ibtune_host_passed",
+        "1 for a host meant to be validated that passed, 0 for one that failed or was not measured.",
+    ),
+    ("ibtune_link_latency_us", "Measured typical latency of a pair in microseconds (latency tests)."),
+    ("ibtune_link_latency_threshold_us", "Latency ceiling the pair was held to, in microseconds."),
+    ("ibtune_validation_systemic", "1 when most pairs failed the same way (a common cause, no culprit named)."),
 )
 
 
@@ -352,6 +426,10 @@ def to_prometheus(report):
     series = dict((name, {}) for name, _h in PROM_HELP)
     series["ibtune_validation_timestamp_seconds"][""] = _sample(report["timestamp_seconds"])
     series["ibtune_validation_passed"][""] = _sample(report["passed"])
+    series["ibtune_validation_systemic"][""] = _sample(bool(report.get("systemic")))
+    failed_hosts = set(h["host"] for h in report.get("failed_hosts") or [])
+    for host in sorted(set(report.get("expected_hosts") or ()) | failed_hosts | set(report.get("passed_hosts") or ())):
+        series["ibtune_host_passed"][_labels((("host", host),))] = _sample(host not in failed_hosts)
     # one sample per label set: a later pass of the same link and test replaces an earlier one
     for res in sorted(report["results"], key=lambda r: (r["pass"], r["round"])):
         labels = _labels(
@@ -363,11 +441,17 @@ def to_prometheus(report):
                 ("test", res["test"]),
             )
         )
+        series["ibtune_link_passed"][labels] = _sample(res["passed"])
+        if res.get("kind") == "latency":
+            if res.get("t_typical_us") is not None:
+                series["ibtune_link_latency_us"][labels] = _sample(res["t_typical_us"])
+            if res.get("threshold_us") is not None:
+                series["ibtune_link_latency_threshold_us"][labels] = _sample(res["threshold_us"])
+            continue
         bw = res["bw_avg_gbps"]
         series["ibtune_link_bandwidth_gbps"][labels] = _sample(bw if bw is not None else 0.0)
         if res["threshold_gbps"] is not None:
             series["ibtune_link_threshold_gbps"][labels] = _sample(res["threshold_gbps"])
-        series["ibtune_link_passed"][labels] = _sample(res["passed"])
         if res.get("baseline_gbps") is not None:
             series["ibtune_link_baseline_gbps"][labels] = _sample(res["baseline_gbps"])
             series["ibtune_link_regressed"][labels] = _sample(bool(res.get("regressed")))
@@ -406,13 +490,15 @@ def to_prometheus(report):
     return "\n".join(out) + "\n"
 
 
-def render_all(report):
-    """{file name: content} for the four report files."""
+def render_all(report, history=None):
+    """{file name: content} for the report files (REPORT_FILES); `history` is the baseline dict that
+    report.html draws the per-link trends from (None: no trends)."""
     return {
         "report.json": to_json(report),
         "junit.xml": to_junit(report),
         "summary.md": to_markdown(report),
         "ibtune.prom": to_prometheus(report),
+        "report.html": to_html(report, history),
     }
 
 

@@ -15,17 +15,31 @@ version_added: 0.1.0
 description:
   - "Runs on the controller (C(delegate_to: localhost), C(run_once: true)) with the pair results and counter
     violations gathered from every node by the C(ibtune.fabric.fabric_validate) role."
-  - Applies the thresholds (each result's own C(threshold_gbps), raised to O(min_gbps) when that is higher).
+  - Never re-decides a pair's absolute gate; the results come gated (C(passed), C(failure), C(failure_kind)).
+    It only checks their shape - a NaN, infinite or negative figure, or a figure that contradicts a claimed pass,
+    fails the result with C(failure_kind=invalid).
+  - Peer-relative gate - a pair that passed its threshold but measured below O(min_peer_fraction) x the median of
+    the other first-pass pairs of the same kind, test and rail (at least 3 of them) fails with
+    C(failure_kind=slow_vs_peers); for latency, above median / O(min_peer_fraction) fails.
+  - Every host in O(expected_hosts) and O(host_failures) is passed or failed, never absent - a host without a
+    passing result, a culprit, a host with counter violations or a failed preflight is in RV(failed_hosts) and
+    fails the validation in every report file.
+  - Fewer than O(min_hosts) validated hosts, or no pair result at all, fails the validation with one sentence.
+  - When at least 80% of the pair results failed with the same C(failure_kind) (or O(min_gbps) is above the line
+    rate), RV(systemic) names the common cause in one sentence, no suspect is named and the message is that
+    sentence.
   - Localizes faults. First pass - a node that failed with two or more different partners is a suspect node
     (partners already named suspect nodes do not count); a pair that failed alone is a suspect link; a node all
     of whose pairs passed is known-good. Second pass (results with C(pass=2), planned by the
     P(ibtune.fabric.retest_rounds#filter) filter) - a suspect that fails again with a known-good partner is a bad
     node; a suspect link whose two ends pass with known-good partners is a bad link.
   - Compares each link with its baseline (the median of its last runs, per link C(hostA/devA<->hostB/devB) and
-    test); a link below C((1 - regression_tolerance) x baseline) is a regression. With O(update_baseline) the
-    passed measurements of this run are appended to the baseline (the last O(baseline_keep) per link are kept).
-  - Writes C(report.json), C(junit.xml) (a testcase per pair and per node counter check), C(summary.md) and
-    C(ibtune.prom) (Prometheus textfile, metrics as in the collection's contracts) atomically into O(dest).
+    test); a link below C((1 - regression_tolerance) x baseline) is a regression (C(failure_kind=regression)).
+    With O(update_baseline) the measurements of this run that passed and did not regress are appended to the
+    baseline (the last O(baseline_keep) per link are kept), so a regression never heals itself into it.
+  - Writes C(report.json), C(junit.xml) (a testcase per host, per pair and per node counter check; a failure's
+    C(type) is its failure kind), C(summary.md), C(ibtune.prom) (Prometheus textfile, metrics as in the
+    collection's contracts) and C(report.html) atomically into O(dest).
   - Fails (when O(fail_on_failure)) with one message that names the culprits and their figures, after the
     report is written.
 extends_documentation_fragment:
@@ -44,10 +58,52 @@ options:
         (C(write), C(read) or C(send)), C(bw_avg_gbps) (float or null), C(bw_peak_gbps), C(threshold_gbps)
         (float or null), C(passed) (bool), C(failure) (one sentence or null), C(round), C(pass) (1 first pass,
         2 retest) and C(duration_s).
-      - Only C(server) and C(client) are required; a missing C(passed) is derived from the bandwidth.
+      - Also C(kind) (C(bandwidth) or C(latency)), C(rail), C(failure_kind) (a short word - C(no_device),
+        C(connect), C(timeout), C(below_threshold), C(missing_rail), ...), and for latency C(t_typical_us),
+        C(p99_us), C(threshold_us).
+      - Only C(server) and C(client) are required; a missing C(passed) is decided by the collection's gate from
+        the result's own threshold, a missing C(failure_kind) of a failed result is read from its C(failure).
+      - Concatenated with the results read from O(results_paths).
     type: list
     elements: dict
-    required: true
+    default: []
+  results_paths:
+    description:
+      - JSON files on the node where the module runs (the controller), each a list of pair results as in
+        O(results); the controller's join step writes them. Read and appended to O(results).
+    type: list
+    elements: path
+    default: []
+  expected_hosts:
+    description:
+      - Every host meant to be validated. A host in it without a passing result is failed (C(unmeasured) when
+        no pair result names it) in every report file and in RV(failed_hosts).
+      - Default is the hosts named by O(results), O(host_failures) and O(counter_violations).
+    type: list
+    elements: str
+  host_failures:
+    description:
+      - Hosts that failed before they could be measured - C({host, reason, failure_kind}), C(failure_kind)
+        C(preflight) (default) or C(unreachable). They are failed in every report file, and their failed pairs
+        make no partner a suspect.
+    type: list
+    elements: dict
+    default: []
+  min_hosts:
+    description: Fewer validated hosts than this (hosts in a pair result, not in O(host_failures)) fails the validation.
+    type: int
+    default: 2
+  min_peer_fraction:
+    description:
+      - The peer-relative gate - a pair below this fraction of the median of its peers (same kind, test and
+        rail, first pass, at least 3 of them) fails as C(slow_vs_peers). C(0) turns the gate off.
+    type: float
+    default: 0.9
+  line_rate_gbps:
+    description:
+      - The fabric's line rate in Gb/s, to check O(min_gbps) against and to name a systemic cause. Default is
+        the highest rate the results carry (C(line_rate_gbps), C(expected_rate_gbps) or C(link_rate_gbps)).
+    type: float
   counter_violations:
     description:
       - Counter increases beyond what is allowed, from P(ibtune.fabric.ib_counters#module) plus the host -
@@ -86,7 +142,9 @@ options:
     type: int
     default: 10
   min_gbps:
-    description: A bandwidth floor in Gb/s applied on top of each result's own threshold (the higher one wins).
+    description:
+      - The bandwidth floor the gate used, in Gb/s. Not re-applied (the results are gated); checked - negative or
+        NaN fails the task, above the line rate fails the validation as systemic.
     type: float
   fail_on_failure:
     description: Fail the task when the validation failed (after writing the report).
@@ -109,6 +167,22 @@ EXAMPLES = r"""
   delegate_to: localhost
   run_once: true
 
+- name: Judge results the join wrote to files, with every inventory host expected
+  ibtune.fabric.fabric_report:
+    results_paths:
+      - /var/tmp/ibtune/pass1.json
+      - /var/tmp/ibtune/pass2.json
+    expected_hosts: "{{ groups['gpu'] }}"
+    host_failures:
+      - host: node7
+        reason: "mlx5_0 port 1 is DOWN: check the cable"
+        failure_kind: preflight
+    min_peer_fraction: 0.9
+    line_rate_gbps: 400
+    dest: /var/lib/ibtune/reports/latest
+  delegate_to: localhost
+  run_once: true
+
 - name: Record a new baseline after a maintenance window, without failing the play
   ibtune.fabric.fabric_report:
     results: "{{ pair_results }}"
@@ -116,14 +190,15 @@ EXAMPLES = r"""
     baseline_path: /var/lib/ibtune/baseline.json
     update_baseline: true
     fail_on_failure: false
-    min_gbps: 360
   delegate_to: localhost
   run_once: true
 """
 
 RETURN = r"""
 passed:
-  description: Whether the validation passed (no failed pair, no counter violation, no regression).
+  description:
+    - Whether the validation passed - no failed pair, no counter violation, no regression, no failed host, no
+      systemic cause and at least O(min_hosts) validated hosts.
   returned: always
   type: bool
   sample: false
@@ -142,9 +217,41 @@ failed_pairs:
       threshold_gbps: 360.0
       passed: false
       failure: "180.1 Gb/s < 360.0 Gb/s"
+      failure_kind: below_threshold
+      kind: bandwidth
+      rail: 0
       link: "node2/mlx5_0<->node3/mlx5_0"
       pass: 1
       round: 2
+failed_hosts:
+  description:
+    - Every host meant to be validated that failed, one entry each - C(failure_kind) is the most important
+      reason's (C(preflight), C(unreachable), C(bad_node), C(suspect_node), C(counters), C(bad_link),
+      C(missing_rail), C(regression), C(unmeasured), or the failure kind of all its pairs), C(reason) the
+      sentences.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - host: node7
+      failure_kind: preflight
+      reason: "mlx5_0 port 1 is DOWN: check the cable"
+    - host: node2
+      failure_kind: bad_link
+      reason: "bad link node2/mlx5_0<->node3/mlx5_0 (180.1 Gb/s < 360.0 Gb/s)"
+passed_hosts:
+  description: Hosts with at least one passing pair result and no failure, sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [node1, node4, node5, node6]
+systemic:
+  description:
+    - One sentence naming the common cause when at least 80% of the pair results failed with the same failure
+      kind (or O(min_gbps) is above the line rate); then no suspect is named. C(null) otherwise.
+  returned: always
+  type: str
+  sample: "no RDMA device on any host (every pair failed with no_device)"
 suspect_nodes:
   description:
     - Hosts named as culprits. C(verdict) is C(bad_node) (failed again with a known-good partner) or C(suspect)
@@ -208,7 +315,8 @@ files:
   returned: always
   type: list
   elements: str
-  sample: [/srv/reports/ibtune.prom, /srv/reports/junit.xml, /srv/reports/report.json, /srv/reports/summary.md]
+  sample: [/srv/reports/ibtune.prom, /srv/reports/junit.xml, /srv/reports/report.html, /srv/reports/report.json,
+           /srv/reports/summary.md]
 baseline_updated:
   description: Whether the baseline file was (or in check mode would be) rewritten.
   returned: always
@@ -223,126 +331,40 @@ msg:
     bad node node4 (failed with node1, node3); node4 mlx5_0 port 1 symbol_error +5
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.ibtune.fabric.plugins.module_utils.report import (
-    REPORT_FILES,
-    build_report,
-    load_baseline,
-    render_all,
-    to_json,
-    update_baseline,
-    write_atomic,
-)
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_module import ReportError, run
 
-INVOCATION_LIMIT = 100
+ARGUMENT_SPEC = dict(
+    results=dict(type="list", elements="dict", default=[]),
+    results_paths=dict(type="list", elements="path", default=[]),
+    counter_violations=dict(type="list", elements="dict", default=[]),
+    saturated=dict(type="list", elements="dict", default=[]),
+    expected_hosts=dict(type="list", elements="str"),
+    host_failures=dict(type="list", elements="dict", default=[]),
+    min_hosts=dict(type="int", default=2),
+    min_peer_fraction=dict(type="float", default=0.9),
+    line_rate_gbps=dict(type="float"),
+    dest=dict(type="path", required=True),
+    baseline_path=dict(type="path"),
+    regression_tolerance=dict(type="float", default=0.1),
+    update_baseline=dict(type="bool", default=False),
+    baseline_keep=dict(type="int", default=10),
+    min_gbps=dict(type="float"),
+    fail_on_failure=dict(type="bool", default=True),
+    run_id=dict(type="str"),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            results=dict(type="list", elements="dict", required=True),
-            counter_violations=dict(type="list", elements="dict", default=[]),
-            saturated=dict(type="list", elements="dict", default=[]),
-            dest=dict(type="path", required=True),
-            baseline_path=dict(type="path"),
-            regression_tolerance=dict(type="float", default=0.1),
-            update_baseline=dict(type="bool", default=False),
-            baseline_keep=dict(type="int", default=10),
-            min_gbps=dict(type="float"),
-            fail_on_failure=dict(type="bool", default=True),
-            run_id=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
-    if p["baseline_keep"] < 1:
-        module.fail_json(msg="baseline_keep must be >= 1, got %d: keep at least the last run" % p["baseline_keep"])
-    if p["update_baseline"] and not p["baseline_path"]:
-        module.fail_json(msg="update_baseline is true but baseline_path is not set: give the baseline file to update")
-
-    baseline = None
-    baseline_path = p["baseline_path"]
-    if baseline_path:
-        if os.path.isdir(baseline_path):
-            module.fail_json(
-                msg="baseline_path %s is a directory: give a file, e.g. %s/baseline.json"
-                % (baseline_path, baseline_path)
-            )
-        text = None
-        if os.path.exists(baseline_path):
-            try:
-                with open(baseline_path, encoding="utf-8") as handle:
-                    text = handle.read()
-            except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot read baseline %s: %s" % (baseline_path, to_native(exc)))
-        try:
-            baseline = load_baseline(text)
-        except ValueError as exc:
-            module.fail_json(msg="baseline %s: %s" % (baseline_path, to_native(exc)))
-
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        report = build_report(
-            p["results"],
-            counter_violations=p["counter_violations"],
-            saturated=p["saturated"],
-            baseline=baseline,
-            regression_tolerance=p["regression_tolerance"],
-            min_gbps=p["min_gbps"],
-            run_id=p["run_id"],
-        )
-    except ValueError as exc:
-        module.fail_json(msg="fabric_report: %s" % to_native(exc))
-
-    if not report["results"]:
-        module.warn("fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)")
-    files = render_all(report)
-    dest = p["dest"]
-    paths = [os.path.join(dest, name) for name in sorted(REPORT_FILES)]
-    baseline_updated = False
-    if not module.check_mode:
-        if os.path.exists(dest) and not os.path.isdir(dest):
-            module.fail_json(msg="dest %s exists and is not a directory: give a directory for the report files" % dest)
-        try:
-            paths = write_atomic(dest, files)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot write the report into %s: %s" % (dest, to_native(exc)))
-    if p["update_baseline"]:
-        new_baseline = update_baseline(baseline, report["results"], report["timestamp"], keep=p["baseline_keep"])
-        baseline_updated = new_baseline["links"] != (baseline or {}).get("links")
-        if baseline_updated and not module.check_mode:
-            try:
-                write_atomic(
-                    os.path.dirname(baseline_path) or ".", {os.path.basename(baseline_path): to_json(new_baseline)}
-                )
-            except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot write the baseline %s: %s" % (baseline_path, to_native(exc)))
-
-    # The report files are this run's output, like a log: rewriting them is not a change to the
-    # managed state. Only the baseline is state, so a repeated healthy run reports no change.
-    result = dict(
-        changed=baseline_updated,
-        passed=report["passed"],
-        failed_pairs=report["failed_pairs"],
-        suspect_nodes=report["suspect_nodes"],
-        suspect_links=report["suspect_links"],
-        regressions=report["regressions"],
-        counter_violations=report["counter_violations"],
-        summary=files["summary.md"],
-        files=paths,
-        baseline_updated=baseline_updated,
-        msg=report["message"],
-    )
-    # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
-    # for thousands of pair results that is most of the module's time and a copy nobody reads.
-    args = dict(p)
-    for key in ("results", "counter_violations", "saturated"):
-        if len(args[key]) > INVOCATION_LIMIT:
-            args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
-    result["invocation"] = {"module_args": args}
-    if not report["passed"] and p["fail_on_failure"]:
+        result, failed, warnings = run(module.params, module.check_mode)
+    except ReportError as exc:
+        module.fail_json(msg=to_native(exc))
+    for text in warnings:
+        module.warn(text)
+    if failed:
         module.fail_json(**result)
     module.exit_json(**result)
 

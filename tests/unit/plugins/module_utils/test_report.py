@@ -63,26 +63,29 @@ def simulate(hosts, bad_nodes=(), bad_links=(), retest=True, node_bw=180.1, link
 # ---------------------------------------------------------------- normalization
 
 
-def test_min_gbps_floor_applies_on_top_of_own_threshold():
-    out = R.normalize_results([result("a", "b", 370.0), result("c", "d", 390.0, threshold=395.0)], min_gbps=380)
-    assert out[0]["threshold_gbps"] == 380.0 and out[0]["passed"] is False
-    assert out[0]["failure"] == "370.0 Gb/s < 380.0 Gb/s"
-    # own threshold higher than the floor: the higher one wins
-    assert out[1]["threshold_gbps"] == 395.0 and out[1]["passed"] is False
+def test_the_report_does_not_regate_with_min_gbps():
+    # the absolute gate is gate.py's, applied by the join: min_gbps no longer raises a result's threshold
+    rep = R.build_report([result("a", "b", 370.0), result("c", "d", 391.0)], min_gbps=380, now=NOW)
+    assert [r["threshold_gbps"] for r in rep["results"]] == [THRESHOLD, THRESHOLD]
+    assert all(r["passed"] for r in rep["results"]) and rep["settings"]["min_gbps"] == 380.0
 
 
-def test_threshold_enforced_and_failure_sentences_kept():
+def test_threshold_contradiction_is_invalid_and_failure_sentences_kept():
     out = R.normalize_results(
         [
             result("a", "b", 200.0, passed=True),  # claims passed but is below its threshold
-            result("a", "c", None, passed=False, failure="couldn't connect to node c port 18515: is the server up?"),
+            result("a", "c", None, passed=False, failure="perftest could not connect to the server at c:18515"),
             {"server": "x", "client": "y", "bw_avg_gbps": "391.5"},  # passed derived, string number accepted
+            {"server": "x", "client": "z", "bw_avg_gbps": 200.0, "threshold_gbps": 360.0},  # gate.py decides
         ]
     )
-    assert out[0]["passed"] is False and out[0]["failure"] == "200.0 Gb/s < 360.0 Gb/s"
-    assert out[1]["failure"].startswith("couldn't connect")
+    assert out[0]["passed"] is False and out[0]["failure_kind"] == "invalid"
+    assert out[0]["failure"] == "the result says passed but 200.0 Gb/s < 360.0 Gb/s: an inconsistent result"
+    assert out[1]["failure"].startswith("perftest could not connect") and out[1]["failure_kind"] == "connect"
     assert out[2]["passed"] is True and out[2]["bw_avg_gbps"] == 391.5 and out[2]["pass"] == 1
-    assert out[2]["link"] == "x<->y"
+    assert out[2]["link"] == "x<->y" and out[2]["failure_kind"] is None and out[2]["kind"] == "bandwidth"
+    assert out[3]["passed"] is False and out[3]["failure_kind"] == "below_threshold"
+    assert out[3]["failure"] == "200.0 Gb/s < 360.0 Gb/s (its threshold)"
 
 
 def test_bad_results_name_the_index():
@@ -290,10 +293,10 @@ def test_junit(failed_report):
     pairs = suites["pairs"].findall("testcase")
     assert len(pairs) == len(failed_report["results"]) == int(suites["pairs"].get("tests"))
     failures = [c for c in pairs if c.find("failure") is not None]
-    # 9 bandwidth failures (8 first pass + the bad node's retest) and one regression
+    # 9 bandwidth failures (8 first pass + the bad node's retest) and one regression; type = failure_kind
     assert int(suites["pairs"].get("failures")) == len(failures) == 10
     kinds = sorted(c.find("failure").get("type") for c in failures)
-    assert kinds.count("bandwidth") == 9 and kinds.count("regression") == 1
+    assert kinds.count("below_threshold") == 9 and kinds.count("regression") == 1
     link = [
         c
         for c in pairs
@@ -302,13 +305,22 @@ def test_junit(failed_report):
     assert link[0].find("failure").get("message") == "180.1 Gb/s < 360.0 Gb/s"
     assert "bw_avg_gbps=180.1 threshold_gbps=360" in link[0].find("failure").text
     reg = [c for c in failures if c.find("failure").get("type") == "regression"][0]
-    assert reg.find("failure").get("message") == "392.0 Gb/s < 100% of baseline 395.0 Gb/s"
+    assert reg.find("failure").get("message") == (
+        "392.0 Gb/s < 100% of its baseline 395.0 Gb/s (median of its last runs): a regression"
+    )
     counters = dict((c.get("name"), c) for c in suites["counters"].findall("testcase"))
     assert len(counters) == 8
     assert counters["node4 counters"].find("failure").get("message") == "node4 mlx5_0 port 1 symbol_error +5"
     assert "saturated at 255" in counters["node7 counters"].find("skipped").get("message")
     assert counters["node1 counters"].find("failure") is None
-    assert int(root.get("failures")) == 11 and int(root.get("tests")) == len(pairs) + 8
+    # suite hosts: one testcase per host; node4 (bad node), node2/node3 (bad link), node1/node5 (regression)
+    hosts = dict((c.get("name"), c) for c in suites["hosts"].findall("testcase"))
+    assert len(hosts) == 8
+    failed_hosts = sorted(n for n, c in hosts.items() if c.find("failure") is not None)
+    assert failed_hosts == ["node1 host", "node2 host", "node3 host", "node4 host", "node5 host"]
+    assert hosts["node4 host"].find("failure").get("type") == "bad_node"
+    assert hosts["node2 host"].find("failure").get("type") == "bad_link"
+    assert int(root.get("failures")) == 11 + 5 and int(root.get("tests")) == len(pairs) + 8 + 8
 
 
 def parse_prom(text):
@@ -333,6 +345,8 @@ CONTRACT = {
     "ibtune_counter_violations",
     "ibtune_suspect_node",
     "ibtune_suspect_link",
+    "ibtune_host_passed",
+    "ibtune_validation_systemic",
 }
 
 
@@ -409,11 +423,12 @@ def test_markdown(failed_report):
     md = R.to_markdown(failed_report)
     lines = md.splitlines()
     assert lines[0] == "# Fabric validation: FAILED"
-    assert lines[2].startswith("**FAILED: 9 of 31 pair results failed (3 retests included) on 8 hosts, 1 suspect node")
+    # the regression that met its threshold is a failed pair now (failure_kind regression)
+    assert lines[2].startswith("**FAILED: 10 of 31 pair results failed (3 retests included) on 8 hosts, 1 suspect node")
     assert "- bad link node2/mlx5_0<->node3/mlx5_0 (180.1 Gb/s < 360.0 Gb/s)" in lines
     assert any(line.startswith("- bad node node4 (failed with node1") and line.endswith("on mlx5_0") for line in lines)
     table = [line for line in lines if line.startswith("| 1 |") or line.startswith("| 2 |")]
-    assert len(table) == len(failed_report["failed_pairs"]) == 9
+    assert len(table) == len(failed_report["failed_pairs"]) == 10
     assert "| node4 | mlx5_0 | 1 | symbol_error | physical | 10 | 15 | 5 | 0 |" in lines
     assert "## Regressions against the baseline" in lines
     assert any("node7 mlx5_0 port 1 link_downed = 255 (8-bit)" in line for line in lines)
@@ -438,7 +453,7 @@ def test_message_is_capped(failed_report):
 
 def test_violation_delta_from_before_and_after():
     violation = {"host": "n1", "device": "mlx5_0", "port": "1", "counter": "link_downed", "before": "3", "after": "5"}
-    rep = R.build_report([], [violation], now=NOW)
+    rep = R.build_report([result("n1", "n2")], [violation], now=NOW)
     assert rep["counter_violations"][0]["delta"] == 2 and rep["counter_violations"][0]["port"] == 1
     assert rep["message"] == "Fabric validation failed: n1 mlx5_0 port 1 link_downed +2"
 

@@ -12,7 +12,7 @@ from ansible_collections.ibtune.fabric.plugins.modules import fabric_report
 from tests.unit.modules_harness import run_module
 
 PROMTOOL = shutil.which("promtool")
-FILES = ["ibtune.prom", "junit.xml", "report.json", "summary.md"]
+FILES = ["ibtune.prom", "junit.xml", "report.html", "report.json", "summary.md"]
 
 
 def measure(server, client, round_, pass_, slow=()):
@@ -72,7 +72,7 @@ def test_healthy_fabric_writes_the_report(tmp_path):
     report = json.loads((dest / "report.json").read_text())
     assert report["run_id"] == "healthy" and len(report["results"]) == 15
     root = ET.parse(str(dest / "junit.xml")).getroot()
-    assert root.get("failures") == "0" and root.get("tests") == str(15 + 6)
+    assert root.get("failures") == "0" and root.get("tests") == str(15 + 6 + 6)  # pairs, counters, hosts
     if PROMTOOL:
         assert promtool_findings(dest / "ibtune.prom") == []
     assert "ibtune_validation_passed 1" in (dest / "ibtune.prom").read_text().splitlines()
@@ -123,16 +123,24 @@ def test_check_mode_writes_nothing(tmp_path):
     assert not dest.exists() and not baseline.exists()
 
 
-def test_min_gbps_floor(tmp_path):
+def test_min_gbps_is_checked_not_reapplied(tmp_path):
+    # the join applied the gate (threshold_gbps 360): the report keeps its verdict
     res = run_module(fabric_report, {"results": run_fabric(HOSTS), "dest": str(tmp_path), "min_gbps": 395.0})
-    assert res.failed
-    assert len(res["failed_pairs"]) == 15
-    assert res["failed_pairs"][0]["failure"] == "392.4 Gb/s < 395.0 Gb/s"
+    assert not res.failed and res["passed"] is True
+    # above the line rate no link can pass: one systemic sentence, no culprit
+    args = {"results": run_fabric(HOSTS), "dest": str(tmp_path), "min_gbps": 500.0, "line_rate_gbps": 400.0}
+    res = run_module(fabric_report, args)
+    assert res.failed and res["systemic"] == "min_gbps 500 is above the 400 Gb/s line rate: no link can pass"
+    assert res["msg"] == "Fabric validation failed: " + res["systemic"]
+    assert res["suspect_nodes"] == [] and res["suspect_links"] == []
+    res = run_module(fabric_report, {"results": [], "dest": str(tmp_path), "min_gbps": -1.0})
+    assert res.failed and res["msg"] == "fabric_report: min_gbps=-1.0 must be a finite number >= 0"
 
 
 def test_baseline_created_then_regression_detected(tmp_path):
     baseline = tmp_path / "state" / "baseline.json"
     args = {"results": run_fabric(HOSTS), "dest": str(tmp_path / "r1"), "baseline_path": str(baseline)}
+    args["min_peer_fraction"] = 0.8  # 345 Gb/s is 0.88 of its peers: this test is about the baseline
     # no baseline yet and no update: nothing created
     res = run_module(fabric_report, args)
     assert res["passed"] and res["baseline_updated"] is False and not baseline.exists()
@@ -185,14 +193,17 @@ def test_promtool_would_fail_on_a_bad_file(tmp_path):
     assert promtool_findings(bad) != []
 
 
-def test_no_results_passes_with_a_warning(tmp_path, monkeypatch):
+def test_no_results_fails_with_a_warning(tmp_path, monkeypatch):
     # Once anything in this pytest process imported Ansible's controller side (the filter tests do),
     # module warnings go to the controller's display instead of the result: act as a module process.
     from ansible.module_utils import _internal
 
     monkeypatch.setattr(_internal, "is_controller", False)
-    res = run_module(fabric_report, {"results": [], "dest": str(tmp_path)})
-    assert not res.failed and res["passed"] is True
+    res = run_module(fabric_report, {"results": [], "dest": str(tmp_path), "expected_hosts": ["gpu1", "gpu2"]})
+    # "PASSED: 0 of 0" was a lie: no pair result fails the validation
+    assert res.failed and res["passed"] is False
+    assert res["msg"].startswith("Fabric validation failed: no pair result: no link was measured (2 expected hosts)")
+    assert [h["failure_kind"] for h in res["failed_hosts"]] == ["unmeasured", "unmeasured"]
     # ansible-core 2.19 returns structured warnings ({"event": {"msg": ...}}); older ones plain strings
     assert "no pair results: no link was measured" in json.dumps(res.get("warnings", []))
 
