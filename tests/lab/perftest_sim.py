@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""perftest simulator for the ibtune.fabric lab (ib_write_bw / ib_read_bw / ib_send_bw).
+"""perftest simulator for the ibtune.fabric lab (ib_write_bw / ib_read_bw / ib_send_bw and the latency
+tools ib_write_lat / ib_read_lat / ib_send_lat, chosen by the program name, argv[0]).
 
-Lab code only: installed in lab containers as /opt/ibtune-lab/bin/ib_write_bw (plus ib_read_bw and
-ib_send_bw links), never shipped in plugins/ or roles/. Python 3 standard library only.
+Lab code only: installed in lab containers as /opt/ibtune-lab/bin/ib_write_bw (plus ib_read_bw,
+ib_send_bw, ib_write_lat, ib_read_lat and ib_send_lat links), never shipped in plugins/ or roles/.
+Python 3 standard library only.
 
 Only the NIC is simulated. Everything else is real:
 - perftest's arguments are parsed (unknown ones tolerated, as the real tools mostly do);
@@ -25,12 +27,19 @@ the server and sent to the client, so both ends print the same figure:
       "counter_bumps": {"node4": {"mlx5_1:1": {"symbol_error": 5}}},  # raised during each run on that port
       "dead_servers": ["node3"],                # server mode never listens there (sleeps until killed)
       "server_start_delay": {"node2": 1.5},     # seconds before the server listens
-      "unit": "MB/sec"                          # console unit without --report_gbits (or "MiB/sec")
+      "unit": "MB/sec",                         # console unit without --report_gbits (or "MiB/sec")
+      "default_latency_us": 1.9,                # typical latency of a 2-byte message (the *_lat tools)
+      "latency_us": {"node2/mlx5_0<->node3/mlx5_0": 9.0},   # per link (either order) or "nodeA<->nodeB"
+      "slow_latency": {"node4/mlx5_1": 9.0}     # a port (or a whole "node"): its links are this slow
     }
 
-Bidirectional runs (-b) report twice the one-way figure. No randomness: the same map gives the same
-numbers. The node's own name is IBTUNE_LAB_NODE, else /etc/ibtune-lab/node, else the host name; its
-fixture sysfs tree is IBTUNE_LAB_SYSFS (default /var/lib/ibtune-lab/sys); the map is IBTUNE_LAB_FABRIC.
+Latency tools print perftest's newest table (t_min ... 99.9% percentile, or with -D the t_avg / tps
+average table); the typical latency of a size is the link's latency plus the size's serialisation
+time at the link's bandwidth, the same for write, read and send. ib_read_lat's server prints no table,
+as the real one (only its client posts reads). Bidirectional runs (-b) report twice the one-way
+figure. No randomness: the same map gives the same numbers. The node's own name is IBTUNE_LAB_NODE,
+else /etc/ibtune-lab/node, else the host name; its fixture sysfs tree is IBTUNE_LAB_SYSFS (default
+/var/lib/ibtune-lab/sys); the map is IBTUNE_LAB_FABRIC.
 """
 
 import hashlib
@@ -68,6 +77,18 @@ COUNTER_WIDTHS = {
     "excessive_buffer_overrun_errors": 4,
     "VL15_dropped": 16,
 }
+
+DEFAULT_LAT_SIZE = 2  # perftest's DEF_SIZE_LAT
+DEFAULT_LAT_ITERS = 1000  # DEF_ITERS
+DEFAULT_LATENCY_US = 1.9
+# perftest's latency table, src/perftest_parameters.h RESULT_FMT_LAT / REPORT_FMT_LAT (tabs included)
+LAT_HEADER = (
+    " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+    "99% percentile[usec]   99.9% percentile[usec] "
+)
+LAT_ROW = " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f"
+LAT_DUR_HEADER = " #bytes        #iterations       t_avg[usec]    tps average"  # RESULT_FMT_LAT_DUR
+LAT_DUR_ROW = " %-7d       %d            %-7.2f        %-7.2f"  # REPORT_FMT_LAT_DUR
 
 TITLES = {"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
 JSON_TITLES = {"write": "RDMA_Write_BW_Test", "read": "RDMA_Read_BW_Test", "send": "Send_BW_Test"}
@@ -141,17 +162,20 @@ class SimError(Exception):
         self.lines = lines
 
 
-def parse_args(argv):
-    """perftest's command line -> dict. Unknown options are tolerated (skipped)."""
+def parse_args(argv, latency=False):
+    """perftest's command line -> dict. Unknown options are tolerated (skipped).
+
+    latency: the defaults of the *_lat tools (2-byte messages, 1000 iterations).
+    """
     opts = {
         "device": None,
         "ib_port": 1,
         "gid_index": None,
         "qps": 1,
-        "size": DEFAULT_SIZE,
+        "size": DEFAULT_LAT_SIZE if latency else DEFAULT_SIZE,
         "duration": None,
         "tcp_port": DEFAULT_TCP_PORT,
-        "iters": DEFAULT_ITERS,
+        "iters": DEFAULT_LAT_ITERS if latency else DEFAULT_ITERS,
         "mtu": None,
         "tx_depth": 128,
         "server": None,
@@ -202,6 +226,14 @@ def test_of(prog):
         if "_%s_" % test in base:
             return test
     return "write"
+
+
+def is_latency_tool(prog):
+    """ib_write_lat, ib_read_lat, ib_send_lat (any directory, any .py suffix)."""
+    base = os.path.basename(prog)
+    if base.endswith(".py"):
+        base = base[:-3]
+    return base.endswith("_lat")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,6 +377,94 @@ def link_gbps(fabric, server, client, bidirectional):
     return gbps * (2 if bidirectional else 1)
 
 
+def _link_keys(server, client):
+    ends = ("%s/%s" % (server["node"], server["device"]), "%s/%s" % (client["node"], client["device"]))
+    pairs = (
+        "%s<->%s" % ends,
+        "%s<->%s" % ends[::-1],
+        "%s<->%s" % (server["node"], client["node"]),
+        "%s<->%s" % (client["node"], server["node"]),
+    )
+    return ends, pairs
+
+
+def link_latency_us(fabric, server, client):
+    """A link's typical latency in us for a 2-byte message: the default, raised by link and port faults."""
+    latency = float(fabric.get("default_latency_us", DEFAULT_LATENCY_US))
+    ends, pairs = _link_keys(server, client)
+    links = fabric.get("latency_us") or {}
+    for key in pairs:
+        if key in links:
+            latency = max(latency, float(links[key]))
+    slow = fabric.get("slow_latency") or {}
+    for key in ends + (server["node"], client["node"]):
+        if key in slow:
+            latency = max(latency, float(slow[key]))
+    return latency
+
+
+def lat_rows(opts, latency_us, gbps):
+    """[(size, iterations, t_min, t_max, t_typical, t_avg, t_stdev, p99, p999)] or, with -D,
+    [(size, iterations, t_avg, tps)]. Deterministic: the same link gives the same figures."""
+    sizes = [2**k for k in range(1, 24)] if opts["all_sizes"] else [opts["size"]]
+    rows = []
+    for size in sizes:
+        serialise = size * 8 / (max(gbps, 1.0) * 1e3)  # us at the link's Gb/s (1e3 bit per us per Gb/s)
+        typical = latency_us + serialise
+        if opts["duration"]:
+            iterations = int(opts["duration"] * 1e6 / (2 * typical))  # ping-pong: two trips per exchange
+            rows.append((size, iterations, typical * 1.01, iterations / float(opts["duration"])))
+            continue
+        rows.append(
+            (
+                size,
+                opts["iters"],
+                typical * 0.96,
+                typical * 3.2 + 4.0,
+                typical,
+                typical * 1.02,
+                0.05 * latency_us + 0.001 * serialise,
+                typical * 1.07,
+                typical * 1.9,
+            )
+        )
+    return rows
+
+
+def lat_table_lines(rows, duration):
+    lines = []
+    for row in rows:
+        lines.append((LAT_DUR_ROW if duration else LAT_ROW) % row)
+    lines.append(SEPARATOR)
+    return lines
+
+
+def lat_header_lines(opts, test, local, is_server):
+    """The parameter block of perftest's latency tools (as in the corpus' ib_*_lat outputs)."""
+    lines = [
+        SEPARATOR,
+        "                    %s Latency Test" % TITLES[test],
+        " Dual-port       : OFF\t\tDevice         : %s" % local["device"],
+        " Number of qps   : 1\t\tTransport type : IB",
+        " Connection type : RC\t\tUsing SRQ      : OFF",
+        " PCIe relax order: OFF",
+        " ibv_wr* API     : ON",
+    ]
+    if not is_server or test == "read":
+        lines.append(" TX depth        : 1")
+    lines.append(" Mtu             : %d[B]" % (opts["mtu"] or 4096))
+    if local["link_layer"] == "Ethernet":
+        lines += [" Link type       : Ethernet", " GID index       : %d" % (opts["gid_index"] or 3)]
+    else:
+        lines.append(" Link type       : IB")
+    if test == "read":
+        lines.append(" Outstand reads  : 16")
+    else:
+        lines.append(" Max inline data : 236[B]")
+    lines += [" rdma_cm QPs\t : OFF", " Data ex. method : Ethernet", SEPARATOR]
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------
 # output in perftest's formats
 
@@ -484,10 +604,16 @@ def _recv(reader):
     return json.loads(line.decode())
 
 
-def _hello(opts, test, local):
-    keys = ("qps", "size", "duration", "bidirectional", "all_sizes")
-    doc = dict((k, opts[k]) for k in keys)
-    doc.update({"test": test, "end": local})
+SYMMETRIC = ("qps", "size", "duration", "bidirectional", "all_sizes")
+
+
+def _symmetric(opts, latency):
+    return SYMMETRIC + (("iters",) if latency and not opts["duration"] else ())
+
+
+def _hello(opts, test, local, latency=False):
+    doc = dict((k, opts[k]) for k in _symmetric(opts, latency))
+    doc.update({"test": test + ("_lat" if latency else ""), "end": local})
     return doc
 
 
@@ -499,7 +625,7 @@ def _run_period(opts, fabric, local):
     time.sleep(period / 2)
 
 
-def run_server(opts, test, fabric, local):
+def run_server(opts, test, fabric, local, latency=False):
     node = local["node"]
     if node in (fabric.get("dead_servers") or []):
         while True:  # the fault "this node's server never starts": never listens, waits to be killed
@@ -524,13 +650,25 @@ def run_server(opts, test, fabric, local):
         reader = conn.makefile("rb")
         hello = _recv(reader)
         remote = hello["end"]
-        mismatch = [k for k in ("qps", "size", "duration", "bidirectional", "all_sizes") if hello.get(k) != opts[k]]
-        if hello.get("test") != test:
+        mismatch = [k for k in _symmetric(opts, latency) if hello.get(k) != opts[k]]
+        if hello.get("test") != test + ("_lat" if latency else ""):
             mismatch.append("test")
         if mismatch:
             _send(conn, {"error": "options differ between server and client: %s" % ", ".join(sorted(mismatch))})
             raise SimError(" Failed to exchange data between server and clients", " options differ: %s" % mismatch)
         gbps = link_gbps(fabric, local, remote, opts["bidirectional"])
+        if latency:
+            lat_us = link_latency_us(fabric, local, remote)
+            _send(conn, {"end": local, "gbps": gbps, "latency_us": lat_us})
+            out(lat_header_lines(opts, test, local, True) + address_lines(local, 1))
+            out(address_lines(remote, 1, remote=True) + [SEPARATOR])
+            if test != "read":  # ib_read_lat's server prints no table: only the client posts reads
+                out([LAT_DUR_HEADER if opts["duration"] else LAT_HEADER])
+            _run_period(opts, fabric, local)
+            _send(conn, {"done": True})
+            if test != "read":
+                out(lat_table_lines(lat_rows(opts, lat_us, gbps), opts["duration"]))
+            return None, local
         _send(conn, {"end": local, "gbps": gbps})
         out(header_lines(opts, test, local, True) + address_lines(local, opts["qps"]))
         out(address_lines(remote, opts["qps"], remote=True) + [SEPARATOR])
@@ -543,7 +681,7 @@ def run_server(opts, test, fabric, local):
         return rows, local
 
 
-def run_client(opts, test, fabric, local):
+def run_client(opts, test, fabric, local, latency=False):
     try:
         conn = socket.create_connection((opts["server"], opts["tcp_port"]), timeout=5)
     except OSError:
@@ -554,11 +692,19 @@ def run_client(opts, test, fabric, local):
     with conn:
         conn.settimeout(HANDSHAKE_TIMEOUT_S + (opts["duration"] or 0) + 30)
         reader = conn.makefile("rb")
-        _send(conn, _hello(opts, test, local))
+        _send(conn, _hello(opts, test, local, latency))
         reply = _recv(reader)
         if "error" in reply:
             raise SimError(" Failed to exchange data between server and clients", " %s" % reply["error"])
         remote, gbps = reply["end"], float(reply["gbps"])
+        if latency:
+            out(lat_header_lines(opts, test, local, False) + address_lines(local, 1))
+            out(address_lines(remote, 1, remote=True) + [SEPARATOR])
+            out([LAT_DUR_HEADER if opts["duration"] else LAT_HEADER])
+            _run_period(opts, fabric, local)
+            _recv(reader)
+            out(lat_table_lines(lat_rows(opts, float(reply["latency_us"]), gbps), opts["duration"]))
+            return None, local
         out(header_lines(opts, test, local, False) + address_lines(local, opts["qps"]))
         out(address_lines(remote, opts["qps"], remote=True) + [SEPARATOR])
         unit = "Gb/sec" if opts["report_gbits"] else fabric.get("unit", "MB/sec")
@@ -582,8 +728,9 @@ def main(argv=None):
     argv = sys.argv if argv is None else argv
     prog = os.path.basename(argv[0])
     test = test_of(prog)
+    latency = is_latency_tool(prog)
     try:
-        opts = parse_args(argv[1:])
+        opts = parse_args(argv[1:], latency)
         if opts["help"]:
             print(USAGE % {"prog": prog})
             return 1  # perftest exits 1 on -h and -V
@@ -593,13 +740,15 @@ def main(argv=None):
         fabric = load_fabric()
         local = port_info(opts["device"], opts["ib_port"])
         local["node"] = node_name()
-        if opts["duration"]:
+        if latency and opts["duration"] and opts["all_sizes"]:
+            raise SimError("Duration mode currently doesn't support running on all sizes.")
+        if opts["duration"] and not latency:
             out(["WARNING: BW peak won't be measured in this run."])
         if opts["server"] is None:
-            rows, local = run_server(opts, test, fabric, local)
+            rows, local = run_server(opts, test, fabric, local, latency)
         else:
-            rows, local = run_client(opts, test, fabric, local)
-        if opts["out_json"] and opts["out_json_file"]:
+            rows, local = run_client(opts, test, fabric, local, latency)
+        if rows and opts["out_json"] and opts["out_json_file"]:
             write_json(opts["out_json_file"], opts, test, local, rows)
         return 0
     except SimError as exc:

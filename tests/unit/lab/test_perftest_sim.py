@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import counters as counters_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_lat, testkinds
 
 LAB = Path(__file__).resolve().parents[2] / "lab"
 SIM = LAB / "perftest_sim.py"
@@ -259,3 +259,98 @@ def test_link_bandwidth_model():
     assert perftest_sim.link_gbps({"links": {"n2<->n1": 100}}, end, other, False) == 100.0
     assert perftest_sim.link_gbps({"ports": {"n1/mlx5_0": 50}}, end, other, False) == 50.0
     assert perftest_sim.link_gbps({"ports": {"n1/mlx5_1": 50}}, end, other, False) == pytest.approx(196.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the latency tools (ib_write_lat, ib_read_lat, ib_send_lat)
+
+
+def _lat_pair(lab, exe, args, **kw):
+    (src, sout, serr), (crc, cout, cerr) = lab.pair(args, exe=exe, **kw)
+    return (src, sout, serr), (crc, cout, cerr)
+
+
+@pytest.mark.parametrize("exe", ["ib_write_lat", "ib_send_lat"])
+def test_healthy_latency_pair_prints_the_newest_table(lab, exe):
+    test = exe[3:]
+    (src, sout, serr), (crc, cout, cerr) = _lat_pair(lab, exe, testkinds.build_argv(test, {"device": "mlx5_0"})[1:])
+    assert (src, crc) == (0, 0), (serr, cerr)
+    for text in (sout, cout):  # both ends of a ping-pong test print the same table
+        parsed = perftest_lat.parse_lat_text(text)
+        assert parsed["format"] == "iterations"  # the 9-column layout of current perftest
+        assert parsed["test_title"] == testkinds.TEST_KINDS[test]["title"]
+        got = testkinds.measurement(test, parsed)
+        assert got["msg_size"] == 2 and got["iterations"] == 1000  # perftest's latency defaults
+        assert got["t_typical_us"] == pytest.approx(1.9, abs=0.005)
+        assert got["t_min_us"] < got["t_typical_us"] < got["p99_us"] < got["p999_us"] <= got["t_max_us"]
+        assert testkinds.classify_failure(test, text, "", 0) is None
+    assert perftest_lat.parse_lat_text(sout)["server_banner"] is True
+
+
+def test_slow_link_and_slow_port_latency(lab):
+    lab.set_fabric({"latency_us": {"b/mlx5_0<->a/mlx5_0": 9.0}, "slow_latency": {"a/mlx5_1": 5.5}})
+    typical = {}
+    for dev in ("mlx5_0", "mlx5_1"):
+        (src, _s, _e), (crc, cout, _c) = _lat_pair(lab, "ib_write_lat", ["-d", dev, "-n", "5000"])
+        assert (src, crc) == (0, 0)
+        got = testkinds.measurement("write_lat", perftest_lat.parse_lat_text(cout))
+        assert got["iterations"] == 5000
+        typical[dev] = got["t_typical_us"]
+    assert typical == pytest.approx({"mlx5_0": 9.0, "mlx5_1": 5.5}, abs=0.005)
+    assert (
+        perftest_sim.link_latency_us(
+            {"default_latency_us": 1.2}, {"node": "x", "device": "d"}, {"node": "y", "device": "d"}
+        )
+        == 1.2
+    )
+
+
+def test_read_lat_server_prints_no_table_like_the_real_one(lab):
+    (src, sout, serr), (crc, cout, _c) = _lat_pair(lab, "ib_read_lat", ["-d", "mlx5_0"])
+    assert (src, crc) == (0, 0), serr
+    assert "#bytes" not in sout and "Waiting for client to connect" in sout
+    assert testkinds.classify_failure("read_lat", sout, serr, 0, role="server") is None
+    assert perftest_lat.parse_lat_text(cout)["headline"]["t_typical_us"] == pytest.approx(1.9, abs=0.005)
+
+
+def test_latency_duration_and_all_sizes(lab):
+    start = time.monotonic()
+    (src, _s, _e), (crc, cout, _c) = _lat_pair(lab, "ib_send_lat", ["-d", "mlx5_0", "-D", "2"])
+    assert (src, crc) == (0, 0) and time.monotonic() - start >= 2.0
+    parsed = perftest_lat.parse_lat_text(cout)
+    assert parsed["format"] == "duration"
+    row = parsed["headline"]
+    assert row["t_typical_us"] is None and row["t_avg_us"] == pytest.approx(1.92, abs=0.01)
+    assert row["tps_avg"] == pytest.approx(row["iterations"] / 2.0, rel=1e-3)
+    assert "BW peak" not in cout  # that warning belongs to the bandwidth tools
+
+    (src, _s, _e), (crc, cout, _c) = _lat_pair(lab, "ib_write_lat", ["-d", "mlx5_0", "-a"])
+    rows = perftest_lat.parse_lat_text(cout)["rows"]
+    assert [r["msg_size"] for r in rows] == [2**k for k in range(1, 24)]
+    typical = [r["t_typical_us"] for r in rows]
+    assert typical == sorted(typical) and typical[-1] > 100  # 8 MiB at 392 Gb/s: ~171 us on the wire
+
+
+def test_latency_options_must_agree_and_duration_rejects_all_sizes(lab):
+    (src, _s, serr), (crc, _c, cerr) = _lat_pair(
+        lab, "ib_write_lat", ["-d", "mlx5_0"], server_args=["-n", "1000"], client_args=["-n", "2000"]
+    )
+    assert src == 1 and crc == 1 and "iters" in serr and "iters" in cerr
+    proc = lab.start("a", ["-d", "mlx5_0", "-a", "-D", "2", "-p", str(free_port())], exe="ib_write_lat")
+    _out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 1 and "doesn't support running on all sizes" in err
+
+
+def test_latency_argv_of_the_registry_is_understood():
+    params = {"role": "client", "server": "n2", "device": "mlx5_1", "gid_index": 3, "tcp_port": 18600}
+    opts = perftest_sim.parse_args(testkinds.build_argv("read_lat", dict(params, iterations=20000))[1:], latency=True)
+    assert (opts["device"], opts["gid_index"], opts["iters"], opts["tcp_port"], opts["server"]) == (
+        "mlx5_1",
+        3,
+        20000,
+        18600,
+        "n2",
+    )
+    assert opts["size"] == 2 and opts["unknown"] == []
+    assert perftest_sim.is_latency_tool("/opt/ibtune-lab/bin/ib_send_lat")
+    assert not perftest_sim.is_latency_tool("/opt/ibtune-lab/bin/ib_send_bw")
