@@ -25,6 +25,16 @@ import html
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
 MAX_FAILED_ROWS = 200  # rows of the failed pairs table
 BW_BUCKETS = (1.10, 1.05, 1.0)  # measured / gate: >= 1.10 c0, >= 1.05 c1, >= 1.0 c2, below: failing
+# Cell fills as SVG presentation attributes, not CSS: a server that forbids inline styles (Jenkins'
+# default Content-Security-Policy) still shows the cells, their colours and the failure patterns.
+FILL = {
+    "c0": "#1a7f37",
+    "c1": "#4ac26b",
+    "c2": "#bfd94c",
+    "cr": "url(#p-reg)",
+    "cf": "url(#p-fail)",
+    "cn": "url(#p-none)",
+}
 
 CSS = """
 body{font:14px/1.45 system-ui,"DejaVu Sans",Arial,sans-serif;margin:0 auto;padding:16px 24px;max-width:1600px;
@@ -46,16 +56,11 @@ th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .grid{display:flex;flex-wrap:wrap;gap:18px}
 .heatmap{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;overflow:auto;max-width:100%}
 .heatmap .sub{color:#57606a;font-size:12px}
-svg.hm text{font-size:11px;fill:#24292f}svg.hm .ax{font-size:10px}
-svg.hm rect.cell{stroke:#fff;stroke-width:1}.s46 .cell{width:46px;height:46px}.s18 .cell{width:18px;height:18px}
-.s10 .cell{width:10px;height:10px}.s6 .cell{width:6px;height:6px;stroke-width:.5}
-.s6 .cell-fail,.s10 .cell-fail{stroke:#1b1f23;stroke-width:1.5}
-.c0{fill:#1a7f37}.c1{fill:#4ac26b}.c2{fill:#bfd94c}.cf{fill:url(#p-fail)}.cn{fill:url(#p-none)}
-.cr{fill:url(#p-reg)}
-svg.hm text.ax.flag{fill:#cf222e;font-weight:700}
-svg.hm text.v{font-size:12px;text-anchor:middle;dominant-baseline:central;fill:#fff;pointer-events:none}
-svg.hm text.v.k{fill:#1b1f23}
-svg.hm text.v.f{fill:#1b1f23;font-weight:700;font-size:11px;paint-order:stroke;stroke:#fff;stroke-width:3px}
+svg.hm rect.cell{stroke:#fff;stroke-width:1}.s6 rect.cell{stroke-width:.5}
+.s6 rect.cell-fail,.s10 rect.cell-fail{stroke:#1b1f23;stroke-width:1.5}
+svg.hm text.ax.flag{font-weight:700}
+svg.hm text.v{pointer-events:none}
+svg.hm text.v.f{font-weight:700;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .legend{display:flex;flex-wrap:wrap;gap:14px;align-items:center;font-size:12px;margin:4px 0 8px}
 .legend svg{vertical-align:middle;margin-right:4px}
 .spark polyline{fill:none;stroke:#0969da;stroke-width:1.5}.spark line{stroke:#8c959f;stroke-dasharray:3 2}
@@ -209,12 +214,13 @@ def _heatmap(report, kind, test, rail, cells):
     )
     body = []
     if size >= 10:
-        fs = "" if size >= 18 else ' style="font-size:%dpx"' % (size - 1)
+        font = 10 if size >= 18 else size - 1
         for h in hosts:
             i = index[h]
             y = top + i * size + size / 2.0
             x = left + i * size + size / 2.0
             cls = "ax flag" if h in flagged else "ax"
+            fs = ' font-size="%d" fill="%s"' % (font, "#cf222e" if h in flagged else "#24292f")
             name = ("\u26a0 " + esc[h]) if h in flagged else esc[h]
             tip = "<title>%s</title>" % _e(flagged[h]) if h in flagged else ""
             body.append('<text class="%s" x="%d" y="%.1f" text-anchor="end" dominant-baseline="central"%s>%s%s</text>'
@@ -228,14 +234,17 @@ def _heatmap(report, kind, test, rail, cells):
         for h in [x for i, x in enumerate(hosts) if i % 16 == 0 or x in flagged]:
             i = index[h]
             cls = "ax flag" if h in flagged else "ax"
-            body.append('<text class="%s" x="%d" y="%d" text-anchor="end" style="font-size:6px">%s</text>'
-                        % (cls, left - 2, top + i * size + size, esc[h]))  # fmt: skip
-            body.append('<text class="%s" transform="translate(%d %d) rotate(-90)" style="font-size:6px">%s</text>'
-                        % (cls, left + i * size + size, top - 2, esc[h]))  # fmt: skip
+            fs = 'font-size="6" fill="%s"' % ("#cf222e" if h in flagged else "#24292f")
+            body.append('<text class="%s" x="%d" y="%d" text-anchor="end" %s>%s</text>'
+                        % (cls, left - 2, top + i * size + size, fs, esc[h]))  # fmt: skip
+            body.append('<text class="%s" transform="translate(%d %d) rotate(-90)" %s>%s</text>'
+                        % (cls, left + i * size + size, top - 2, fs, esc[h]))  # fmt: skip
     rows = {}
     for (server, client), runs in cells.items():
         rows.setdefault(server, []).append((client, runs))
     unit = "us" if kind == "latency" else "Gb/s"
+    geometry = 'width="%d" height="%d"' % (size, size)
+    outline = ' stroke="#1b1f23" stroke-width="1.5"' if size < 18 else ""
     for server in hosts:
         if server not in rows:
             continue
@@ -272,19 +281,28 @@ def _heatmap(report, kind, test, rail, cells):
                     "\n".join(_result_line(r, kind) for r in runs),
                 )
             if passed:
-                attrs = 'class="cell %s" data-client="%s" data-passed="true"' % (cls, esc[client])
+                attrs = '%s fill="%s" class="cell %s" data-client="%s" data-passed="true"' % (
+                    geometry,
+                    FILL[cls],
+                    cls,
+                    esc[client],
+                )
             else:
                 attrs = (
-                    'class="cell %s cell-fail" data-server="%s" data-client="%s" data-rail="%s" data-kind="%s" '
-                    'data-test="%s" data-passed="false"' % (cls, esc[server], esc[client], erail, ekind, etest)
+                    '%s fill="%s"%s class="cell %s cell-fail" data-server="%s" data-client="%s" data-rail="%s" '
+                    'data-kind="%s" data-test="%s" data-passed="false"'
+                    % (geometry, FILL[cls], outline, cls, esc[server], esc[client], erail, ekind, etest)
                 )
             body.append('<rect x="%d" %s><title>%s</title></rect>' % (x, attrs, _e(title)))
             if size >= 40:
                 label = "-" if value is None else ("%.1f" % value if kind == "latency" else "%.0f" % value)
                 glyph = "" if passed else "\u2715"
                 tcls = "v f" if not passed else ("v k" if cls in ("c2", "cr") else "v")
-                body.append('<text class="%s" x="%.1f" y="%.1f">%s%s</text>'
-                            % (tcls, x + size / 2.0, size / 2.0, glyph, _e(label)))  # fmt: skip
+                colour = "#fff" if tcls == "v" else "#1b1f23"
+                body.append('<text class="%s" x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" '
+                            'font-size="%d" fill="%s">%s%s</text>'
+                            % (tcls, x + size / 2.0, size / 2.0, 10 if glyph else 12, colour, glyph,
+                               _e(label)))  # fmt: skip
         body.append("</g>")
     out.append(
         '<p class="sub">%d hosts, %d measured pairs, %d failing (rows: server, columns: client; %s)</p>'
@@ -311,8 +329,8 @@ def _legend():
     parts = ['<div class="legend">']
     for cls, text in items:
         parts.append(
-            '<span><svg width="14" height="14"><rect class="%s" width="14" height="14" stroke="#8c959f"/></svg>'
-            "%s</span>" % (cls, text)
+            '<span><svg width="14" height="14"><rect fill="%s" width="14" height="14" stroke="#8c959f"/></svg>'
+            "%s</span>" % (FILL[cls], text)
         )
     parts.append("</div>")
     return "".join(parts)
@@ -326,19 +344,19 @@ def _verdict(report):
     passed = bool(report.get("passed"))
     headline = report.get("headline") or ("PASSED" if passed else "FAILED")
     out = [
-        '<div id="verdict" class="%s" data-passed="%s"><span class="mark" aria-hidden="true">%s</span>%s</div>'
+        '<div id="verdict" class="%s" data-passed="%s"><span class="mark" aria-hidden="true">%s</span> %s</div>'
         % ("pass" if passed else "fail", "true" if passed else "false", "\u2714" if passed else "\u2716", _e(headline))
     ]
     if report.get("message"):
         out.append('<p id="message">%s</p>' % _e(report["message"]))
     if report.get("systemic"):
-        out.append('<p id="systemic"><span class="tag bad">systemic</span>%s</p>' % _e(report["systemic"]))
+        out.append('<p id="systemic"><span class="tag bad">systemic</span> %s</p>' % _e(report["systemic"]))
     return "".join(out)
 
 
 def _verdict_tag(verdict):
     bad = verdict in ("bad_node", "bad_link", "bad_cable", "bad")
-    return '<span class="tag %s">%s</span>' % ("bad" if bad else "suspect", "bad" if bad else "suspect")
+    return '<span class="tag %s">%s</span> ' % ("bad" if bad else "suspect", "bad" if bad else "suspect")
 
 
 def _suspects(report):
@@ -407,7 +425,7 @@ def _hosts(report):
         out.append('<h2>Failed hosts</h2><ul id="failed-hosts">')
         for item in failed:
             out.append(
-                '<li data-host="%s" data-kind="%s"><b>%s</b> <span class="tag">%s</span>%s</li>'
+                '<li data-host="%s" data-kind="%s"><b>%s</b> <span class="tag">%s</span> %s</li>'
                 % (
                     _e(item.get("host")),
                     _e(item.get("failure_kind")),

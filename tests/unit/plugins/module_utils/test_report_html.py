@@ -300,7 +300,20 @@ def test_large_fabric_cells_stay_compact():
     root = dom(page)
     cells = by_class(root, "cell")
     assert len(cells) == 200
-    # small cells carry no size attributes (CSS sizes them) and no number inside
-    assert all("width" not in c.attrs for c in cells)
+    # small cells, no number inside, a few hundred bytes each
+    assert {(c.attrs["width"], c.attrs["height"]) for c in cells} == {("6", "6")}
     assert not by_class(root, "v")
-    assert len(page) / len(cells) < 600
+    assert len(page) / len(cells) < 400
+
+
+def test_cells_do_not_need_the_stylesheet(faulty):
+    """Size and fill are SVG attributes, not CSS: where inline styles are blocked (Jenkins' default
+    Content-Security-Policy) the cells, their colours and the failure pattern still show."""
+    report, base = faulty
+    root = dom(to_html(report, base))
+    cells = by_class(root, "cell")
+    assert all(c.attrs.get("width") == c.attrs.get("height") == "46" for c in cells)
+    failing = [c.attrs["fill"] for c in cells if "cell-fail" in c.classes()]
+    passing = {c.attrs["fill"] for c in cells if "cell-fail" not in c.classes()}
+    assert failing == ["url(#p-fail)"]
+    assert passing == {"#4ac26b"}  # 392 / 360 = 109%: the >= 105% bucket
