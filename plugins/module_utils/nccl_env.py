@@ -18,6 +18,7 @@ import difflib
 import ipaddress
 import re
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import active_ports as sysfs_active_ports
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import (
     FOREIGN,
     FUNCTIONS,
@@ -659,3 +660,118 @@ def render_conf(env, header=HEADER):
     for name in sorted(env):
         lines.append("%s=%s" % (name, to_text(env[name])))
     return "\n".join(lines) + "\n"
+
+
+# --- What the nccl_env role writes -------------------------------------------------------------
+
+PROFILE_LINK_LAYERS = {"ib": "InfiniBand", "roce": "Ethernet", "socket": ""}
+# The QoS variable each profile takes from the QoS model, and the model mode it belongs to.
+PROFILE_QOS = {"ib": ("NCCL_IB_SL", "infiniband"), "roce": ("NCCL_IB_TC", "roce_lossless"), "socket": (None, None)}
+# From 2.21 NCCL picks the RoCE v2 GID itself; before, its default GID index 0 is the RoCE v1 link-local GID.
+AUTO_GID_SINCE = (2, 21, 0)
+
+
+class NcclEnvPlanError(ValueError):
+    """Raised with one sentence naming what, where and the fix."""
+
+
+def profile_for(profile, fabric=None):
+    """nccl_env_profile, or (when empty) the one the fabric's link layer implies: Ethernet -> roce, else ib."""
+    if profile:
+        return profile
+    link_layer = (fabric or {}).get("link_layer")
+    if link_layer in (None, ""):
+        return "ib"
+    if link_layer not in ("InfiniBand", "Ethernet"):
+        raise NcclEnvPlanError(
+            "ibtune_fabric.link_layer=%r is not InfiniBand or Ethernet: fix ibtune_fabric or set nccl_env_profile."
+            % (link_layer,)
+        )
+    return "roce" if link_layer == "Ethernet" else "ib"
+
+
+def active_ports(rdma, link_layer):
+    """['dev:port', ...] of the ACTIVE LinkUp ports of one link layer in ib_facts' ibtune_rdma, sorted."""
+    return sysfs_active_ports((rdma or {}).get("devices") or {}, link_layer)
+
+
+def roce_gid_index(rdma, ports):
+    """The one RoCE v2 IPv4 GID index shared by the ports (NCCL_IB_GID_INDEX is one value for all of them)."""
+    devices = (rdma or {}).get("devices") or {}
+    found = {}
+    for name in ports:
+        dev, port = name.split(":", 1)
+        found[name] = ((devices.get(dev) or {}).get("ports") or {}).get(port, {}).get("roce_v2_ipv4_gid_index")
+    missing = sorted(n for n, index in found.items() if index is None)
+    if missing:
+        raise NcclEnvPlanError(
+            "RoCE port%s %s ha%s no RoCE v2 IPv4 GID, and NCCL before 2.21 needs NCCL_IB_GID_INDEX set to one: "
+            "give the port's netdev an IPv4 address, or set NCCL_IB_GID_INDEX in nccl_env_vars."
+            % ("s" if len(missing) > 1 else "", ", ".join(missing), "ve" if len(missing) > 1 else "s")
+        )
+    indexes = sorted(set(found.values()))
+    if len(indexes) > 1:
+        raise NcclEnvPlanError(
+            "the RoCE ports have their RoCE v2 IPv4 GID at different indexes (%s), but NCCL_IB_GID_INDEX is one "
+            "value for all of them: make the ports agree, or set NCCL_IB_GID_INDEX in nccl_env_vars."
+            % ", ".join("%s: %s" % (n, found[n]) for n in sorted(found))
+        )
+    return indexes[0] if indexes else None
+
+
+def plan_env(
+    profile,
+    profile_vars,
+    overrides=None,
+    rdma=None,
+    default_interface=None,
+    socket_ifname="",
+    qos_env=None,
+    derive_hca=True,
+    nccl_version=None,
+):
+    """The variables the nccl_env role writes, in order of precedence: the profile's base variables, what is
+    derived (NCCL_IB_HCA from the active ports of the profile's link layer, NCCL_SOCKET_IFNAME from the default
+    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, then
+    the user's overrides (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
+    """
+    if profile not in PROFILE_LINK_LAYERS:
+        raise NcclEnvPlanError("nccl_env_profile=%r is not ib, roce or socket: pick one of those." % (profile,))
+    if profile not in (profile_vars or {}):
+        raise NcclEnvPlanError("nccl_env_profile_vars has no entry for profile %s: add one (it may be {})." % profile)
+    overrides = overrides or {}
+    link_layer = PROFILE_LINK_LAYERS[profile]
+    ports = active_ports(rdma, link_layer) if profile != "socket" and derive_hca else []
+    layers = [("profile", dict(profile_vars[profile] or {}))]
+    derived = {}
+    if ports:
+        derived["NCCL_IB_HCA"] = "=" + ",".join(ports)
+    if socket_ifname:
+        derived["NCCL_SOCKET_IFNAME"] = socket_ifname
+    elif default_interface and default_interface != "lo":
+        derived["NCCL_SOCKET_IFNAME"] = "=" + default_interface
+    version = parse_version(nccl_version) if nccl_version else None
+    gid_index = None
+    if (
+        profile == "roce"
+        and ports
+        and version is not None
+        and version < AUTO_GID_SINCE
+        and "NCCL_IB_GID_INDEX" not in overrides
+    ):
+        gid_index = roce_gid_index(rdma, ports)
+        derived["NCCL_IB_GID_INDEX"] = str(gid_index)
+    layers.append(("derived", derived))
+    qos_name = PROFILE_QOS[profile][0]
+    layers.append(("qos", {k: v for k, v in (qos_env or {}).items() if k == qos_name}))
+    layers.append(("override", overrides))
+    env, sources = {}, {}
+    for source, values in layers:
+        for name, value in values.items():
+            if value is None:
+                env.pop(name, None)
+                sources.pop(name, None)
+            else:
+                env[name] = to_text(value)
+                sources[name] = source
+    return {"env": env, "link_layer": link_layer, "hca_ports": ports, "gid_index": gid_index, "sources": sources}
