@@ -56,6 +56,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_verdict impor
     normalize_host_failures,
     peer_gate,
     systemic_cause,
+    unmeasured_hosts,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_render import (  # noqa: F401 (re-exported)
     REPORT_FILES,
@@ -140,7 +141,7 @@ def _regression_failure(reg):
 
 def _host_problems(results, expected, host_failures, min_hosts):
     """Sentences for a run that validated too few hosts to mean anything."""
-    failed_before = set(h["host"] for h in host_failures)
+    failed_before = unmeasured_hosts(host_failures)
     validated = set()
     for res in results:
         validated.add(res["server"])
@@ -235,7 +236,7 @@ def build_report(
             res["failure"] = _regression_failure(reg)
 
     systemic = rate_problems[0] if rate_problems else systemic_cause(results, line_rate, min_gbps)
-    excluded = set(h["host"] for h in host_failures)
+    excluded = unmeasured_hosts(host_failures)
     if systemic:
         loc = {"suspect_nodes": [], "suspect_links": [], "known_good": [], "cleared": []}
     else:
@@ -245,7 +246,7 @@ def build_report(
     for res in results:
         seen.add(res["server"])
         seen.add(res["client"])
-    expected = set(expected_hosts or ()) | excluded
+    expected = set(expected_hosts or ()) | set(h["host"] for h in host_failures)
     if expected_hosts is None:
         expected |= seen
     universe = sorted(expected | seen | set(v["host"] for v in violations))

@@ -23,6 +23,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize imp
 
 SYSTEMIC_SHARE = 0.8  # this share of the pair results failing the same way is a common cause
 MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
+MEASURED_KINDS = frozenset(("missing_rail",))  # host failures whose host still took part in pairs
 LINE_RATE_KEYS = ("line_rate_gbps", "expected_rate_gbps", "link_rate_gbps", "server_rate_gbps", "client_rate_gbps")
 
 # failure kind -> the common cause, said once for the whole fabric
@@ -222,6 +223,12 @@ def normalize_host_failures(items):
     return [out[h] for h in sorted(out)]
 
 
+def unmeasured_hosts(host_failures):
+    """Hosts of host_failures that were not measured at all (preflight, unreachable, ...): a host that
+    only lacks a rail (failure_kind missing_rail) was measured on its other rails."""
+    return set(item["host"] for item in host_failures if item["failure_kind"] not in MEASURED_KINDS)
+
+
 def _missing_rail_hosts(res):
     """The end(s) a missing_rail result blames: the one(s) without a device, else the one its sentence
     names, else both."""
@@ -266,8 +273,9 @@ def host_verdicts(hosts, results, host_failures, loc, violations, regressions, t
     for reg in regressions:
         for host in (reg["server"], reg["client"]):
             add(host, 5, "regression", texts["regression"](reg))
+    failed_before = unmeasured_hosts(host_failures)
     for host in hosts:
-        if host in passing:
+        if host in passing or host in failed_before:
             continue
         runs = measured.get(host)
         if not runs:

@@ -283,3 +283,42 @@ def test_in_a_real_play(tmp_path):
         )
         assert dest.exists() is not check  # check mode writes nothing
     assert sorted(p.name for p in dest.iterdir()) == FILES
+
+
+def test_results_paths_expected_hosts_and_host_failures(tmp_path):
+    # the join writes each pass's pair results to a JSON file on the controller
+    results = run_fabric(HOSTS)
+    first = tmp_path / "pass1.json"
+    first.write_text(json.dumps(results[:10]))
+    rest = tmp_path / "pass1b.json"
+    rest.write_text(json.dumps(results[10:]))
+    dest = tmp_path / "reports"
+    args = {
+        "results_paths": [str(first), str(rest)],
+        "expected_hosts": HOSTS + ["node7"],
+        "host_failures": [
+            {"host": "node7", "reason": "no ACTIVE port on mlx5_0: check the cable", "failure_kind": "preflight"}
+        ],
+        "dest": str(dest),
+    }
+    res = run_module(fabric_report, args)
+    assert res.failed and res["passed"] is False and res["systemic"] is None
+    assert res["failed_hosts"] == [
+        {"host": "node7", "failure_kind": "preflight", "reason": "no ACTIVE port on mlx5_0: check the cable"}
+    ]
+    assert res["passed_hosts"] == HOSTS
+    assert res["msg"] == "Fabric validation failed: node7 (preflight): no ACTIVE port on mlx5_0: check the cable"
+    report = json.loads((dest / "report.json").read_text())
+    assert len(report["results"]) == 15 and report["expected_hosts"] == sorted(HOSTS + ["node7"])
+    root = ET.parse(str(dest / "junit.xml")).getroot()
+    node7 = [c for c in root.iter("testcase") if c.get("name") == "node7 host"][0]
+    assert node7.find("failure").get("type") == "preflight"
+    assert 'ibtune_host_passed{host="node7"} 0' in (dest / "ibtune.prom").read_text()
+    assert "| node7 | FAILED | preflight |" in (dest / "summary.md").read_text()
+    assert "node7" in (dest / "report.html").read_text()
+    # a file that is not a list of pair results fails with one sentence naming it
+    first.write_text('{"results": []}')
+    res = run_module(fabric_report, dict(args, results_paths=[str(first)]))
+    assert res.failed and res["msg"] == "results_paths[0] %s holds a JSON dict, not a list of pair results" % first
+    res = run_module(fabric_report, dict(args, results_paths=[str(tmp_path / "absent.json")]))
+    assert res.failed and res["msg"].startswith("cannot read results_paths[0] %s" % (tmp_path / "absent.json"))
