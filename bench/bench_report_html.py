@@ -19,6 +19,9 @@ from ansible_collections.ibtune.fabric.plugins.module_utils import report as R  
 from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_html import to_html  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+import browser_check  # noqa: E402
+
 HOSTS = ["gpu%03d" % i for i in range(512)]
 RAILS = 8
 
@@ -84,11 +87,11 @@ def bench(rounds):
         if proc is None:
             print("  chromium not installed (Debian package chromium): browser timing skipped")
             return
-        ok = proc.returncode == 0 and proc.stdout.count("cell-fail") == report["totals"]["failed"]
-        print(
-            "  %-44s %9.2f s (%s)"
-            % ("chromium --dump-dom (load, parse, layout)", secs, "DOM ok" if ok else "DOM WRONG")
-        )
+        problems = ["chromium rc %d" % proc.returncode]
+        if proc.returncode == 0:
+            problems = browser_check.check_dom(report, browser_check.parse_dom(proc.stdout))
+        state = "DOM matches report.json" if not problems else "DOM WRONG: %s" % problems[0]
+        print("  %-44s %9.2f s (%s)" % ("chromium --dump-dom (load, parse, layout)", secs, state))
         proc, secs = chromium(["--screenshot=%s" % os.path.join(dest, "shot.png"), "--window-size=1600,1200",
                                "file://" + path])  # fmt: skip
         print("  %-44s %9.2f s (rc %d)" % ("chromium --screenshot (load, render, paint)", secs, proc.returncode))
