@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 HEX = r"[0-9a-fA-F]+"
 # Speed names in ibnetdiscover's "4xNDR" suffix, slowest first (IBA link speeds).
@@ -420,13 +420,16 @@ _LI_HEADER_RE = re.compile(r"^(CA|Switch):\s*(?:(0x" + HEX + r")\s+)?(.*?):?\s*$
 _LI_PORT_RE = re.compile(
     r"^\s*(?:(0x" + HEX + r')\s+(?:"\s*(.*?)"\s+)?)?(\d+)\s+(\d+)\[[^\]]*\]\s+==\(\s*'
     r"(?:(\d+)X\s+([\d.]+)\s+Gbps\s+)?([A-Za-z]+)/\s*([A-Za-z]+)\s*\)==>\s*"
-    r'(?:(\d+)\s+(\d+))?\s*\[[^\]]*\]\s+"(.*?)"\s*\((.*)\)\s*$'
+    r"(?:(0x" + HEX + r")\s+)?(?:(\d+)\s+(\d+))?\s*\[[^\]]*\]\s+\"(.*?)\"\s*\((.*)\)\s*$"
 )
 
 
 def parse_iblinkinfo(text):
     """iblinkinfo output (default or -l) -> [{node_type, guid, description, lid, port, width, lane_gbps,
-    speed, state, phys_state, peer_lid, peer_port, peer_description, note}], one per port line."""
+    speed, state, phys_state, peer_guid, peer_lid, peer_port, peer_description, note}], one per port line.
+
+    node_type is "switch"/"ca" from the default format's headers, None in -l format (no headers); guid
+    is the switch GUID or, for a CA, its port GUID."""
     out = []
     node_type, node_guid, node_desc = None, None, ""
     for raw in (text or "").splitlines():
@@ -444,7 +447,8 @@ def parse_iblinkinfo(text):
         lane = match.group(6)
         out.append(
             {
-                "node_type": node_type if match.group(2) is None else "switch",
+                # iblinkinfo -l lines carry no CA/Switch header: the topology tells them apart
+                "node_type": node_type if match.group(2) is None else None,
                 "guid": guid,
                 "description": desc,
                 "lid": int(match.group(3)),
@@ -454,10 +458,11 @@ def parse_iblinkinfo(text):
                 "speed": LANE_GBPS.get(lane) if lane else None,
                 "state": match.group(7),
                 "phys_state": match.group(8),
-                "peer_lid": int(match.group(9)) if match.group(9) else None,
-                "peer_port": int(match.group(10)) if match.group(10) else None,
-                "peer_description": match.group(11),
-                "note": match.group(12).strip(),
+                "peer_guid": normalize_guid(match.group(9)) if match.group(9) else None,
+                "peer_lid": int(match.group(10)) if match.group(10) else None,
+                "peer_port": int(match.group(11)) if match.group(11) else None,
+                "peer_description": match.group(12),
+                "note": match.group(13).strip(),
             }
         )
     return out
@@ -526,3 +531,463 @@ def host_order(rail_map):
         found = [(d["switch"] or "", d["port"] or 0) for _, d in sorted(devices.items()) if d.get("found")]
         keys.append((0 if found else 1, found[0] if found else ("", 0), host))
     return [k[2] for k in sorted(keys)]
+
+
+# ------------------------------------------------------------------------------------------- checks
+
+
+def _finding(check, severity, msg, switch=None, port=None, peer=None, **extra):
+    found = {"check": check, "severity": severity, "switch": switch, "port": port, "peer": peer, "msg": msg}
+    found.update(extra)
+    return found
+
+
+def _switch_first(index, link):
+    """(switch end, other end) of a link, the switch end being the one a person walks to."""
+    a = (link["a"]["guid"], link["a"]["port"])
+    b = (link["b"]["guid"], link["b"]["port"])
+    if index.is_switch(b[0]) and not index.is_switch(a[0]):
+        return b, a
+    if index.is_switch(a[0]) and index.is_switch(b[0]):
+        # ISL: the lower tier (leaf) first
+        rank = {"leaf": 0, "spine": 1, "core": 2}
+        if rank.get(index.tier.get(b[0]), 3) < rank.get(index.tier.get(a[0]), 3):
+            return b, a
+    return a, b
+
+
+def _rails_of(topo, rail_map, index):
+    """[(host, device, ca guid, switch guid, switch port)] from the inventory map, else from descriptions."""
+    rows = []
+    if rail_map:
+        for host, devices in sorted(rail_map.get("rails", {}).items()):
+            for device, entry in sorted(devices.items()):
+                if entry.get("found") and entry.get("switch_guid"):
+                    rows.append((host, device, entry["guid"], entry["switch_guid"], entry["port"]))
+        return rows
+    for ca in topo["cas"]:
+        if ca["host"] and not ca["aggregation_node"]:
+            attach = index.ca_attachment(ca["guid"])
+            if attach:
+                rows.append((ca["host"], ca["device"], ca["guid"], attach[0], attach[1]))
+    return rows
+
+
+def check_rail_alignment(topo, rail_map=None, rail_groups=None, index=None, majority=0.5):
+    """Rail i of every host on a leaf of rail group i.
+
+    rail_groups: {device: [leaf names or GUIDs]} when the design is written down; without it each leaf's
+    rail is the device most of its hosts use there (more than ``majority`` of them), and a rail on a leaf
+    of another rail is the finding (two hosts' rails swapped between leaves show up as two findings).
+    """
+    index = index or Index(topo)
+    rows = _rails_of(topo, rail_map, index)
+    findings = []
+    # which rail a leaf carries: the inventory's rails, plus the CAs whose description names a device
+    known = set(r[2] for r in rows)
+    derive = rows + [r for r in _rails_of(topo, None, index) if r[2] not in known] if rail_map else rows
+    if rail_groups:
+        allowed = {}
+        for device, leaves in rail_groups.items():
+            names = set()
+            for leaf in leaves or []:
+                names.add(normalize_guid(leaf) if str(leaf).lower().startswith("0x") else leaf)
+            allowed[device] = names
+        for host, device, _guid, sw, port in rows:
+            if device not in allowed:
+                continue
+            if sw in allowed[device] or index.name(sw) in allowed[device]:
+                continue
+            findings.append(
+                _finding(
+                    "rail_alignment",
+                    "error",
+                    "%s %s is cabled to %s port %s, which is not a leaf of rail group %s (%s): move the cable "
+                    "to a leaf of that group."
+                    % (host, device, index.name(sw), port, device, ", ".join(sorted(allowed[device]))),
+                    switch=index.name(sw),
+                    port=port,
+                    peer="%s %s" % (host, device),
+                    host=host,
+                    device=device,
+                )
+            )
+        return findings
+    by_leaf = defaultdict(Counter)
+    for _host, device, _guid, sw, _port in derive:
+        by_leaf[sw][device] += 1
+    rail_of_leaf = {}
+    for sw, counts in by_leaf.items():
+        device, count = counts.most_common(1)[0]
+        total = sum(counts.values())
+        if total >= 2 and count > majority * total:
+            rail_of_leaf[sw] = (device, count, total)
+    leaves_of_rail = defaultdict(list)
+    for sw, (device, _, _) in rail_of_leaf.items():
+        leaves_of_rail[device].append(index.name(sw))
+    for host, device, _guid, sw, port in rows:
+        if sw not in rail_of_leaf or device not in leaves_of_rail:
+            continue
+        leaf_rail, count, total = rail_of_leaf[sw]
+        if leaf_rail == device:
+            continue
+        findings.append(
+            _finding(
+                "rail_alignment",
+                "error",
+                "%s %s is cabled to %s port %s, a leaf of rail %s (%d of its %d host ports); rail %s belongs on "
+                "%s: swap the cable back."
+                % (
+                    host,
+                    device,
+                    index.name(sw),
+                    port,
+                    leaf_rail,
+                    count,
+                    total,
+                    device,
+                    ", ".join(sorted(leaves_of_rail[device])),
+                ),
+                switch=index.name(sw),
+                port=port,
+                peer="%s %s" % (host, device),
+                host=host,
+                device=device,
+            )
+        )
+    return findings
+
+
+def check_missing(rail_map):
+    """Inventory rails whose node GUID is not in the fabric."""
+    findings = []
+    for miss in (rail_map or {}).get("missing", []):
+        findings.append(
+            _finding(
+                "missing_rail",
+                "error",
+                "%s %s (node GUID %s) is not in the fabric seen by ibnetdiscover: check its cable, its leaf "
+                "port and that the port is Active (ibstat on the host)." % (miss["host"], miss["device"], miss["guid"]),
+                peer="%s %s" % (miss["host"], miss["device"]),
+                host=miss["host"],
+                device=miss["device"],
+            )
+        )
+    return findings
+
+
+def check_ports_down(linkinfo, topo, golden=None, index=None):
+    """Switch ports that are not Active where a cable is expected: a cable in the golden topology (or in
+    ibnetdiscover's view), or a port whose physical link is up but which the SM has not activated."""
+    index = index or Index(topo)
+    expected = Index(golden) if golden else index
+    findings = []
+    for row in linkinfo or []:
+        guid = row["guid"]
+        is_switch = row["node_type"] == "switch" or (row["node_type"] is None and index.is_switch(guid))
+        if not is_switch or row["state"] == "Active":
+            continue
+        peer = expected.peer.get((guid, row["port"]))
+        state = "%s/%s" % (row["state"], row["phys_state"])
+        name = expected.name(guid) if guid in expected.nodes else short_name(row["description"])
+        if peer is not None:
+            peer_label = expected.end_label(*peer)
+            findings.append(
+                _finding(
+                    "port_down",
+                    "error",
+                    "%s port %s is %s where a cable to %s is expected: reseat or replace that cable."
+                    % (name, row["port"], state, peer_label),
+                    switch=name,
+                    port=row["port"],
+                    peer=peer_label,
+                    state=state,
+                )
+            )
+        elif row["phys_state"] == "LinkUp":
+            findings.append(
+                _finding(
+                    "port_down",
+                    "error",
+                    "%s port %s is %s: the link trained but the subnet manager did not activate it; check "
+                    "opensm's log for that port." % (name, row["port"], state),
+                    switch=name,
+                    port=row["port"],
+                    peer=row["peer_description"] or None,
+                    state=state,
+                )
+            )
+    return findings
+
+
+def _norm(values):
+    counts = Counter(values)
+    best = max(counts.values())
+    return max(v for v, c in counts.items() if c == best)
+
+
+def check_link_norms(topo, index=None):
+    """ISLs and host links below the fabric's norm (most common width and speed of their kind)."""
+    index = index or Index(topo)
+    findings = []
+    for kind, label in (("isl", "inter-switch link"), ("host", "host link")):
+        links = [lk for lk in topo["links"] if lk["kind"] == kind and lk["width"] is not None]
+        if len(links) < 2:
+            continue
+        norm_width = _norm([lk["width"] for lk in links])
+        norm_speed = _norm([speed_rank(lk["speed"]) for lk in links])
+        for link in links:
+            low = []
+            if link["width"] < norm_width:
+                low.append("width %dx < %dx" % (link["width"], norm_width))
+            if speed_rank(link["speed"]) < norm_speed:
+                low.append("speed %s < %s" % (link["speed"], SPEED_ORDER[norm_speed]))
+            if not low:
+                continue
+            mine, other = _switch_first(index, link)
+            findings.append(
+                _finding(
+                    "link_below_norm",
+                    "error",
+                    "%s %s <-> %s runs at %dx%s (%s, the norm of this fabric's %ss): reseat or replace the cable."
+                    % (
+                        label,
+                        index.end_label(*mine),
+                        index.end_label(*other),
+                        link["width"],
+                        link["speed"],
+                        ", ".join(low),
+                        label,
+                    ),
+                    switch=index.name(mine[0]),
+                    port=mine[1],
+                    peer=index.end_label(*other),
+                    kind=kind,
+                    width=link["width"],
+                    speed=link["speed"],
+                )
+            )
+    return findings
+
+
+def check_trunks(topo, index=None):
+    """Parallel trunks between two switches with fewer cables than the fabric's other trunks of the same
+    tier pair, including a leaf with no cable at all to a spine every other leaf reaches."""
+    index = index or Index(topo)
+    trunks = defaultdict(list)
+    for link in topo["links"]:
+        if link["kind"] != "isl":
+            continue
+        mine, other = _switch_first(index, link)
+        trunks[(mine[0], other[0])].append((mine[1], other[1]))
+    by_tiers = defaultdict(list)
+    for (lo, hi), ports in trunks.items():
+        by_tiers[(index.tier.get(lo), index.tier.get(hi))].append(((lo, hi), ports))
+    findings = []
+    for (tlo, thi), groups in sorted(by_tiers.items(), key=lambda kv: str(kv[0])):
+        norm = _norm([len(p) for _, p in groups])
+        for (lo, hi), ports in sorted(groups):
+            if len(ports) >= norm:
+                continue
+            cables = ", ".join("port %d <-> port %d" % p for p in sorted(ports))
+            findings.append(
+                _finding(
+                    "unequal_trunk",
+                    "error",
+                    "%s <-> %s has %d cable(s) (%s) where the other %s-%s trunks have %d: a trunk member is "
+                    "missing or down." % (index.name(lo), index.name(hi), len(ports), cables, tlo, thi, norm),
+                    switch=index.name(lo),
+                    port=sorted(ports)[0][0],
+                    peer=index.name(hi),
+                    cables=len(ports),
+                    expected=norm,
+                )
+            )
+        # a leaf that reaches no port of a spine that (nearly) every other leaf reaches
+        if tlo == "leaf" and thi == "spine":
+            lows = set(lo for (lo, _), _ in groups)
+            highs = Counter(hi for (_, hi), _ in groups)
+            for hi, count in highs.items():
+                if count < len(lows) and count >= 0.5 * len(lows):
+                    for lo in sorted(lows):
+                        if (lo, hi) not in trunks:
+                            findings.append(
+                                _finding(
+                                    "unequal_trunk",
+                                    "error",
+                                    "%s has no cable to %s, which %d of %d leaves reach: the whole trunk is "
+                                    "missing or down." % (index.name(lo), index.name(hi), count, len(lows)),
+                                    switch=index.name(lo),
+                                    port=None,
+                                    peer=index.name(hi),
+                                    cables=0,
+                                    expected=norm,
+                                )
+                            )
+    return findings
+
+
+def check_descriptions(topo, index=None):
+    """Factory node descriptions (nobody set a hostname) and descriptions two nodes share."""
+    index = index or Index(topo)
+    findings = []
+    seen = defaultdict(list)
+    for node in topo["switches"] + topo["cas"]:
+        if node.get("aggregation_node"):
+            continue
+        attach = None if "num_ports" in node else index.ca_attachment(node["guid"])
+        where = " on %s port %s" % (index.name(attach[0]), attach[1]) if attach else ""
+        if node["factory"]:
+            kind = "switch" if "num_ports" in node else "CA"
+            findings.append(
+                _finding(
+                    "factory_description",
+                    "warning",
+                    '%s %s%s has the factory node description "%s": set it to "<hostname> <device>" '
+                    "(rdma-core's rdma-ndd does it) so failures can name the host."
+                    % (kind, node["guid"], where, node["description"]),
+                    switch=index.name(attach[0]) if attach else (node["name"] if kind == "switch" else None),
+                    port=attach[1] if attach else None,
+                    peer=node["guid"],
+                    guid=node["guid"],
+                )
+            )
+        elif node["description"]:
+            seen[node["description"]].append(node["guid"])
+    for description, guids in sorted(seen.items()):
+        if len(guids) < 2:
+            continue
+        places = []
+        for guid in guids:
+            attach = index.ca_attachment(guid)
+            places.append("%s%s" % (guid, " (%s port %s)" % (index.name(attach[0]), attach[1]) if attach else ""))
+        first = index.ca_attachment(guids[0])
+        findings.append(
+            _finding(
+                "duplicate_description",
+                "warning",
+                '%d nodes share the node description "%s": %s; give each its own hostname.'
+                % (len(guids), description, ", ".join(places)),
+                switch=index.name(first[0]) if first else None,
+                port=first[1] if first else None,
+                peer=description,
+                guids=guids,
+            )
+        )
+    return findings
+
+
+def _link_key(link):
+    return tuple(sorted([(link["a"]["guid"], link["a"]["port"]), (link["b"]["guid"], link["b"]["port"])]))
+
+
+def check_drift(golden, current):
+    """Cables missing, extra or moved against a saved golden topology (both parsed topologies)."""
+    gidx, cidx = Index(golden), Index(current)
+    gold = dict((_link_key(lk), lk) for lk in golden["links"] if lk["kind"] != "aggregation")
+    now = dict((_link_key(lk), lk) for lk in current["links"] if lk["kind"] != "aggregation")
+    missing = [k for k in sorted(gold) if k not in now]
+    extra = [k for k in sorted(now) if k not in gold]
+    findings = []
+    used_extra = set()
+    moved_missing = set()
+    for key in missing:
+        # the same CA port cabled elsewhere now: one "moved" finding, not a missing and an extra one;
+        # an ISL moved at one end is matched on either end
+        host_ends = [e for e in key if not gidx.is_switch(e[0])]
+        for end in host_ends or list(key):
+            for other in extra:
+                if other in used_extra or end not in other:
+                    continue
+                was = [e for e in key if e != end][0]
+                now_end = [e for e in other if e != end][0]
+                findings.append(
+                    _finding(
+                        "drift_moved",
+                        "error",
+                        "cable of %s moved: it was on %s, now on %s (golden topology): put it back or update "
+                        "the golden file." % (gidx.end_label(*end), gidx.end_label(*was), cidx.end_label(*now_end)),
+                        switch=cidx.name(now_end[0]),
+                        port=now_end[1],
+                        peer=gidx.end_label(*end),
+                        was=gidx.end_label(*was),
+                    )
+                )
+                used_extra.add(other)
+                moved_missing.add(key)
+                break
+            if key in moved_missing:
+                break
+    for key in missing:
+        if key in moved_missing:
+            continue
+        mine, other = _switch_first(gidx, gold[key])
+        findings.append(
+            _finding(
+                "drift_missing",
+                "error",
+                "cable %s <-> %s from the golden topology is missing: check both ports' link state and reseat it."
+                % (gidx.end_label(*mine), gidx.end_label(*other)),
+                switch=gidx.name(mine[0]),
+                port=mine[1],
+                peer=gidx.end_label(*other),
+            )
+        )
+    for key in extra:
+        if key in used_extra:
+            continue
+        mine, other = _switch_first(cidx, now[key])
+        findings.append(
+            _finding(
+                "drift_extra",
+                "warning",
+                "cable %s <-> %s is not in the golden topology: a new or re-cabled link; update the golden file "
+                "if it is meant." % (cidx.end_label(*mine), cidx.end_label(*other)),
+                switch=cidx.name(mine[0]),
+                port=mine[1],
+                peer=cidx.end_label(*other),
+            )
+        )
+    return findings
+
+
+CHECKS = (
+    "rail_alignment",
+    "missing_rail",
+    "port_down",
+    "link_below_norm",
+    "unequal_trunk",
+    "factory_description",
+    "duplicate_description",
+    "drift",
+)
+
+
+def run_checks(topo, rail_map=None, linkinfo=None, golden=None, rail_groups=None, checks=None, rail_alignment=True):
+    """Every check that has its inputs; ``checks`` limits them to those names (see CHECKS)."""
+    index = Index(topo)
+    wanted = set(checks or CHECKS)
+    findings = []
+    if rail_alignment and "rail_alignment" in wanted:
+        findings += check_rail_alignment(topo, rail_map, rail_groups, index)
+    if "missing_rail" in wanted:
+        findings += check_missing(rail_map)
+    if linkinfo is not None and "port_down" in wanted:
+        findings += check_ports_down(linkinfo, topo, golden, index)
+    if "link_below_norm" in wanted:
+        findings += check_link_norms(topo, index)
+    if "unequal_trunk" in wanted:
+        findings += check_trunks(topo, index)
+    desc = check_descriptions(topo, index)
+    findings += [f for f in desc if f["check"] in wanted]
+    if golden is not None and "drift" in wanted:
+        findings += check_drift(golden, topo)
+    return findings
+
+
+def summarize(findings):
+    errors = [f for f in findings if f["severity"] == "error"]
+    if not findings:
+        return "fabric checks passed: no finding"
+    head = "%d fabric finding(s), %d error(s)" % (len(findings), len(errors))
+    return head + ": " + " ".join(f["msg"] for f in (errors or findings)[:10])
