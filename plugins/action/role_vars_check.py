@@ -11,8 +11,14 @@ import os
 
 import yaml
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
-from ansible_collections.ibtune.fabric.plugins.module_utils.role_vars import check, spec_options, summary
+from ansible_collections.ibtune.fabric.plugins.module_utils.role_vars import (
+    check,
+    invalid_values,
+    spec_options,
+    summary,
+)
 
 
 class ActionModule(ActionBase):
@@ -26,6 +32,7 @@ class ActionModule(ActionBase):
         entry_point=dict(type="str", default="main"),
         strict=dict(type="list", elements="str", default=[]),
         ignore=dict(type="list", elements="str", default=[]),
+        validate=dict(type="bool", default=False),
     )
 
     def run(self, tmp=None, task_vars=None):
@@ -51,6 +58,18 @@ class ActionModule(ActionBase):
         for n in names:
             variables[n] = self._templar.template(task_vars[n]) if (options.get(n) or {}).get("options") else None
         findings = check(variables, options, prefix, name, args["strict"], args["ignore"])
+        if args["validate"]:
+            # The values against the spec (types, choices, required), as Ansible's own role validation does,
+            # but reported in one sentence per bad variable instead of the whole spec.
+            given = {}
+            for n in options:
+                if n in task_vars:
+                    try:
+                        given[n] = self._templar.template(task_vars[n])
+                    except Exception as exc:  # noqa: BLE001 - an undefined or broken template is itself the finding
+                        raise AnsibleActionFail("%s of role %s does not render: %s" % (n, name, exc))
+            errors = ArgumentSpecValidator(options).validate(given, validate_role_argument_spec=True).error_messages
+            findings += invalid_values(errors, name, "roles/%s/meta/argument_specs.yml" % name)
         warnings = [f["msg"] for f in findings if f["severity"] == "warning"]
         if warnings:
             result["warnings"] = warnings

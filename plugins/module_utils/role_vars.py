@@ -82,6 +82,23 @@ def check(variables, options, prefix, role, strict=(), ignore=()):
     return out
 
 
+def invalid_values(error_messages, role, spec_path="meta/argument_specs.yml"):
+    """Ansible's argument-spec error messages as findings (severity error), one sentence each, naming the role
+    and where the allowed values are documented, instead of the spec dump Ansible prints with them."""
+    out = []
+    for message in error_messages:
+        message = message.strip().rstrip(".")
+        out.append(
+            {
+                "name": None,
+                "suggestion": None,
+                "severity": "error",
+                "msg": "Role %s: %s; set an allowed value in the inventory (see %s)." % (role, message, spec_path),
+            }
+        )
+    return out
+
+
 def summary(findings, role):
     """One line for the task: the errors (which fail it) or the count of warnings."""
     errors = [f for f in findings if f["severity"] == "error"]

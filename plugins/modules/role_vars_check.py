@@ -55,6 +55,13 @@ options:
     type: list
     elements: str
     default: []
+  validate:
+    description:
+      - Also validate the values of the role's variables against the spec (types, choices, required) and fail
+        with one sentence per bad variable, instead of the spec dump Ansible's own role validation prints.
+      - The roles run it from their private dependency C(_vars_check), which runs before Ansible's validation.
+    type: bool
+    default: false
 author:
   - ibtune.fabric contributors (@ibtune)
 """

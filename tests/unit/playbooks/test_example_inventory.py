@@ -139,3 +139,5 @@ def test_role_preflights_pass_with_the_example_values(example, playbook, tags):
     gpu = [h for h in example["hosts"] if h.startswith("gpu-")]
     assert set(gpu) <= set(recap), out[-4000:]
     assert all(recap[h]["failed"] == 0 for h in recap), out[-4000:]
+    # The example sets no variable its roles do not declare (role_vars_check would warn naming it).
+    assert "is not a variable of role" not in out and "is not a key of" not in out, out[-4000:]

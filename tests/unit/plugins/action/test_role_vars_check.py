@@ -1,6 +1,7 @@
 """The role_vars_check action plugin, run by a real ansible-playbook on localhost inside a real role's preflight."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,17 @@ def test_typo_of_another_variable_warns_and_the_preflight_goes_on(tmp_path):
     assert "[WARNING]: fabric_monitoring_alert_port_fro is not a variable of role fabric_monitoring" in out
     assert "did you mean fabric_monitoring_alert_port_for?" in out
     assert "Assert the install method is valid" in out
+
+
+def test_bad_value_fails_in_one_sentence_without_the_spec_dump(tmp_path):
+    rc, out = _run(tmp_path, "rdma_stack", ["rdma_stack_gdr=peermemm"])
+    assert rc != 0
+    assert re.search(
+        r"Role rdma_stack: value of rdma_stack_gdr must be one of: [a-z, ]*peermem[a-z, ]*, got: peermemm;"
+        r" set an allowed value in the inventory \(see roles/rdma_stack/meta/argument_specs.yml\)\.",
+        out,
+    ), out
+    # Ansible's own role validation (which prints every option of the spec) never ran.
+    assert "rdma_stack : Validating arguments against arg spec" not in out
+    assert "argument_spec_data" not in out and "rdma_stack_perftest_source_sha256" not in out
+    assert len(out.splitlines()) < 40, out
