@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Open report.html in a real browser (Debian's headless Chromium) and check it against report.json.
 
-Usage: scripts/browser_check.py [--window-size W,H] REPORT_DIR [REPORT_DIR...]
+Usage: .venv/bin/python scripts/browser_check.py [--window-size W,H] REPORT_DIR [REPORT_DIR...]
 
 For each directory holding report.json and report.html: Chromium loads the page from file://, its DOM
 (after parsing and layout, --dump-dom) is parsed and must show what report.json says:

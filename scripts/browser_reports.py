@@ -7,7 +7,7 @@ degraded link (ibt-lab-node2/mlx5_0 <-> ibt-lab-node3/mlx5_0 at 180 Gb/s) and cl
 ibt-lab-node4 mlx5_1. The files come from the real fabric_report code: report.build_report, render_all,
 write_atomic, and report_html.to_html with the baseline the faulty run was compared against.
 
-Usage: scripts/browser_reports.py OUT_DIR   (writes OUT_DIR/healthy and OUT_DIR/faulty)
+Usage: .venv/bin/python scripts/browser_reports.py OUT_DIR   (writes OUT_DIR/healthy and OUT_DIR/faulty)
 """
 
 import os

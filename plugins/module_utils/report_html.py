@@ -176,8 +176,8 @@ def _flagged_hosts(report):
     for node in report.get("suspect_nodes") or []:
         out.setdefault(node["host"], "%s node" % ("bad" if node.get("verdict") == "bad_node" else "suspect"))
     for v in report.get("counter_violations") or []:
-        out.setdefault(v["host"], "counter %s on %s port %s +%s" % (v.get("counter"), v.get("device"), v.get("port"),
-                                                                   v.get("delta")))  # fmt: skip
+        text = "counter %s on %s port %s +%s" % (v.get("counter"), v.get("device"), v.get("port"), v.get("delta"))
+        out.setdefault(v["host"], text)
     return out
 
 
