@@ -317,3 +317,11 @@ def test_cells_do_not_need_the_stylesheet(faulty):
     passing = {c.attrs["fill"] for c in cells if "cell-fail" not in c.classes()}
     assert failing == ["url(#p-fail)"]
     assert passing == {"#4ac26b"}  # 392 / 360 = 109%: the >= 105% bucket
+
+
+def test_browser_check_names_a_missing_report_file(tmp_path):
+    (tmp_path / "report.json").write_text("{}")
+    (problem,) = BC.check_dir("chromium", str(tmp_path), "800,600")
+    assert problem == "%s is missing: run fabric_report (or scripts/browser_reports.py) to write it first" % (
+        tmp_path / "report.html"
+    )
