@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# The NCCL proof on a real GPU machine (the lent 2x H200: NCCL in PyTorch's wheel, no RDMA NIC, no internet).
+# The NCCL proof on a real GPU machine (the lent H200s: NCCL in PyTorch's wheel, no RDMA NIC, no internet).
 # Run from the repository root with the ansible-core wheels in .whl/ (see docs/nccl.md):
 #   OUT=/tmp/proof bash scripts/gpu_proof.sh
-# It installs ansible-core into /tmp/site, then with `ansible-playbook -c local`:
+# It installs ansible-core into /tmp/site, then runs the playbooks on this machine as the one host of group gpu_nodes
+# (local connection):
 #   1. playbooks/nccl_check.yml with NCCL's defaults (no /etc/nccl.conf), expect_transport=Socket;
 #   2. the nccl_env role, profile ib, into the real /etc/nccl.conf (check+diff first, then for real, then again
 #      to show idempotence), with NCCL_DEBUG=INFO in the file so that NCCL logging at INFO proves the file is read;
 #   3. nccl_check.yml with the rendered file (NCCL_DEBUG left to the file), expect_transport=Socket (must pass);
 #   4. nccl_log_check with expect_transport=IB on that log (must fail: "fell back to Socket");
 #   5. the socket profile (NCCL_IB_DISABLE=1 from the file), a short run, expect IB (must fail: NCCL_IB_DISABLE=1);
-#   6. a table of busbw per size, defaults against rendered.
+#   6. the lint (strict: every name must be one NCCL reads) and qos_check (nccl_conf, InfiniBand model) on the file;
+#   7. a table of algbw/busbw per size, defaults against rendered. With one GPU there is one rank: busbw is 0 by
+#      nccl-tests' formula (all_reduce x 2(n-1)/n), so only algbw and what NCCL logged are evidence there.
 # Everything lands in $OUT: log (this output), defaults.log, rendered.log, socket.log (NCCL logs),
 # nccl.conf (the ib profile's file), results.json, ibtune_nccl.prom.
 set -uo pipefail
@@ -28,14 +31,19 @@ step "install ansible-core from wheels"
 mkdir -p /tmp/coll/ansible_collections/ibtune "$TEXTFILE"
 ln -sfn "$ROOT" /tmp/coll/ansible_collections/ibtune/fabric
 export ANSIBLE_CONFIG="$ROOT/ansible.cfg" ANSIBLE_COLLECTIONS_PATH=/tmp/coll
-AP() { PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook -c local -i localhost, \
-  -e ansible_python_interpreter="$PY" "$@"; }
+printf '[gpu_nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n' "$PY" > /tmp/gpu_proof_hosts.ini
+AP() { PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook -i /tmp/gpu_proof_hosts.ini "$@"; }
+AM() { PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible -i /tmp/gpu_proof_hosts.ini gpu_nodes "$@"; }
 PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook --version | head -2
 
 step "machine"
 nvidia-smi -L
 nvidia-smi topo -m 2>/dev/null | head -5
 "$PY" -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())'
+GPUS=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
+NCCLV=$("$PY" -c 'import torch; v = torch.cuda.nccl.version(); print(".".join(map(str, v)) if isinstance(v, tuple) else v)')
+echo "GPUS=$GPUS NCCL=$NCCLV"
+[ "$GPUS" = 1 ] && echo "ONE GPU: one rank, so busbw is 0 by nccl-tests' formula; NVLink bandwidth is not proven here"
 echo "NCCL/TORCH variables in the environment:"; env | grep -E '^(NCCL|TORCH)_' | sort
 ip -4 route 2>/dev/null | head -3
 ls /sys/class/infiniband 2>&1 | head -2
@@ -91,7 +99,15 @@ echo "RC socket-expect-IB=$? (2 expected)"
 step "5b. back to the ib profile's file"
 AP playbooks/nccl_check.yml --tags nccl_check_render -e "$IBVARS" | tail -2
 
-step "6. figures"
+step "6. lint (strict) and qos_check on the ib profile's /etc/nccl.conf"
+AM -m ibtune.fabric.nccl_env_lint -a "path=/etc/nccl.conf strict=true nccl_version=$NCCLV"
+echo "RC lint-strict=$?"
+AM -m ibtune.fabric.qos_check -a '{"qos": {"mode": "infiniband"}, "nccl_conf": "/etc/nccl.conf"}'
+echo "RC qos-check=$?"
+AM -m ibtune.fabric.qos_check -a '{"qos": {"mode": "infiniband", "ib_sl": 3}, "nccl_conf": "/etc/nccl.conf"}'
+echo "RC qos-check-sl3=$? (2 expected: the file leaves NCCL on SL 0)"
+
+step "7. figures"
 cp "$LOGDIR/defaults.log" "$LOGDIR/rendered.log" "$LOGDIR/socket.log" "$OUT/" 2>/dev/null
 cp "$TEXTFILE/ibtune_nccl.prom" "$OUT/" 2>/dev/null
 "$PY" - "$LOGDIR" "$OUT/results.json" <<'PYEOF'
@@ -110,11 +126,12 @@ for tag, doc in docs.items():
 d = docs.get("defaults", {}).get("test", {}).get("collectives", {})
 r = docs.get("rendered", {}).get("test", {}).get("collectives", {})
 for coll in sorted(set(d) | set(r)):
-    print("\n%s busbw GB/s (defaults vs rendered /etc/nccl.conf)" % coll)
+    print("\n%s GB/s: algbw, busbw with defaults | algbw, busbw with the rendered /etc/nccl.conf" % coll)
     rows_r = {row["size"]: row for row in r.get(coll, {}).get("rows", [])}
     for row in d.get(coll, {}).get("rows", []):
         other = rows_r.get(row["size"], {})
-        print("%12d  %8.2f  %8.2f" % (row["size"], row["busbw"], other.get("busbw", float("nan"))))
+        print("%12d  %8.2f  %8.2f | %8.2f  %8.2f  ranks' us %s" % (row["size"], row["algbw"], row["busbw"],
+              other.get("algbw", float("nan")), other.get("busbw", float("nan")), other.get("rank_time_us")))
 ar_d = d.get("all_reduce", {}).get("max_size_busbw")
 ar_r = r.get("all_reduce", {}).get("max_size_busbw")
 print("\nall_reduce at max size: defaults %s, rendered %s, target 339.7 (0.98 x 346.6)" % (ar_d, ar_r))
