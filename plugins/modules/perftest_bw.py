@@ -436,7 +436,7 @@ def _run(module, params, argv, json_file, where, result):
         result["passed"] = False
         result["failure"] = failure
         module.fail_json(
-            msg="%s: interrupted by signal %d, perftest stopped." % (where, outcome["interrupted"]), **result
+            msg="%s: interrupted by signal %s, perftest stopped." % (where, outcome["interrupted"]), **result
         )
     _fill_measurement(result, parsed)
     if failure:

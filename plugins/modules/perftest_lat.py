@@ -30,7 +30,7 @@ description:
     completion with error, crash, timeout) fail the task with one sentence that says what to check.
   - Gate, only when O(max_typical_us) or O(max_p99_us) is given. The typical (median) latency must not exceed
     O(max_typical_us) (the average where perftest prints only it, O(duration)); the 99% percentile must not
-    exceed O(max_p99_us). The server side of C(ib_read_lat) prints no result (only the client posts reads):
+    exceed O(max_p99_us). The server side of C(ib_read_lat) prints no result (only the client posts reads), so
     it passes when it served its client.
   - The task never reports C(changed), since a measurement does not change the host.
 extends_documentation_fragment:
@@ -404,7 +404,7 @@ def main():
         result.update(failure=failure, passed=False)
         if outcome["interrupted"]:
             module.fail_json(
-                msg="%s: interrupted by signal %d, perftest stopped." % (where, outcome["interrupted"]), **result
+                msg="%s: interrupted by signal %s, perftest stopped." % (where, outcome["interrupted"]), **result
             )
         module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
     if not parsed["rows"]:  # the server side of ib_read_lat: nothing to measure or gate here
