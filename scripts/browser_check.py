@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Open report.html in a real browser (Debian's headless Chromium) and check it against report.json.
 
 Usage: .venv/bin/python scripts/browser_check.py [--window-size W,H] REPORT_DIR [REPORT_DIR...]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write a healthy and a faulty fabric report (every report file + report.html) for the browser check.
 
 The inputs are shaped like the lab's runs (molecule/lab): 4 hosts, 2 rails (mlx5_0, mlx5_1), all_pairs
