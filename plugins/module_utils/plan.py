@@ -209,3 +209,49 @@ def pass_budget_s(n_rounds, run_s, connect_timeout, slack):
 def estimate_s(n_rounds, run_s, overhead_s=1.0):
     """What a healthy pass should take: rounds x (test + a little setup)."""
     return n_rounds * (float(run_s) + overhead_s)
+
+
+def write_json(path, data):
+    """Write JSON atomically (a reader never sees half a plan)."""
+    import json
+    import os
+    import tempfile
+
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibtune-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, sort_keys=True, separators=(",", ":"))
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_plan(dest, plan, hosts, rails, pass_no):
+    """pass<N>.json (pairs and rails, for the join) and pass<N>/<host>.json (each host's slice).
+
+    Every host of ``hosts`` gets a slice file, empty when the plan gives it no side, so a host's
+    task can always read its own file.
+    """
+    import os
+
+    slice_dir = os.path.join(dest, "pass%d" % pass_no)
+    for host in hosts:
+        write_json(os.path.join(slice_dir, "%s.json" % host), plan["slices"].get(host, []))
+    doc = {
+        "pass": pass_no,
+        "strategy": plan.get("strategy"),
+        "rounds": plan["rounds"],
+        "rail_order": plan["rail_order"],
+        "pairs": plan["pairs"],
+        "rails": dict((h, rails.get(h) or []) for h in hosts),
+        "host_failures": plan["host_failures"],
+    }
+    path = os.path.join(dest, "pass%d.json" % pass_no)
+    write_json(path, doc)
+    return path, slice_dir

@@ -108,7 +108,8 @@ def _down_ports(devices, link_layer=None):
                 continue
             if not _is_up(facts_port):
                 out.append(
-                    "%s:%s is %s/%s" % (device, port, facts_port.get("state") or "?", facts_port.get("phys_state") or "?")
+                    "%s:%s is %s/%s"
+                    % (device, port, facts_port.get("state") or "?", facts_port.get("phys_state") or "?")
                 )
     return out
 
@@ -164,7 +165,10 @@ def problems(facts, rails_option=None, expect=None, sysfs_root="/sys"):
             None,
             "port_down",
             "no ACTIVE LinkUp RDMA port%s%s: check cabling, the subnet manager and ibstat"
-            % (" with link layer %s" % link_layer if link_layer else "", (" (" + "; ".join(down) + ")") if down else ""),
+            % (
+                " with link layer %s" % link_layer if link_layer else "",
+                (" (" + "; ".join(down) + ")") if down else "",
+            ),
         )
     for rail in rails:
         dev = devices.get(rail["device"]) or {}
@@ -174,20 +178,40 @@ def problems(facts, rails_option=None, expect=None, sysfs_root="/sys"):
                 rail["rail"],
                 "rate",
                 "rail %s: expected rate %s Gb/s, found %s Gb/s (%sX %s): reseat or replace the cable/transceiver"
-                % (rail["rail"], _fmt(rate), _fmt(rail["rate_gbps"]), rail.get("lanes") or "?", rail.get("lane_speed") or "?"),
+                % (
+                    rail["rail"],
+                    _fmt(rate),
+                    _fmt(rail["rate_gbps"]),
+                    rail.get("lanes") or "?",
+                    rail.get("lane_speed") or "?",
+                ),
             )
         if link_layer and rail["link_layer"] != link_layer:
-            add(rail["rail"], "link_layer", "rail %s: expected link layer %s, found %s" % (rail["rail"], link_layer, rail["link_layer"]))
+            add(
+                rail["rail"],
+                "link_layer",
+                "rail %s: expected link layer %s, found %s" % (rail["rail"], link_layer, rail["link_layer"]),
+            )
         fw = expect.get("fw_versions") or []
         if fw and dev.get("fw_ver") not in fw:
-            add(rail["rail"], "firmware", "rail %s: expected firmware %s, found %s" % (rail["rail"], " or ".join(fw), dev.get("fw_ver")))
+            add(
+                rail["rail"],
+                "firmware",
+                "rail %s: expected firmware %s, found %s" % (rail["rail"], " or ".join(fw), dev.get("fw_ver")),
+            )
         pcie = dev.get("pcie") or {}
         if expect.get("check_pcie", True) and pcie.get("degraded"):
             add(
                 rail["rail"],
                 "pcie",
                 "rail %s: expected PCIe %s GT/s x%s, found %s GT/s x%s (degraded; reseat the card or check the slot)"
-                % (rail["rail"], pcie.get("max_speed_gts"), pcie.get("max_width"), pcie.get("speed_gts"), pcie.get("width")),
+                % (
+                    rail["rail"],
+                    pcie.get("max_speed_gts"),
+                    pcie.get("max_width"),
+                    pcie.get("speed_gts"),
+                    pcie.get("width"),
+                ),
             )
     return found
 
@@ -195,3 +219,61 @@ def problems(facts, rails_option=None, expect=None, sysfs_root="/sys"):
 def _fmt(value):
     value = float(value)
     return ("%d" % value) if value.is_integer() else ("%g" % value)
+
+
+def _num(value):
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out and out not in (float("inf"), float("-inf")) else None
+
+
+# variable -> (minimum, maximum, allow null): one sentence per bad variable, naming it and its range
+_RANGES = {
+    "fabric_validate_duration": (1, 3600, False),
+    "fabric_validate_qps": (1, 128, False),
+    "fabric_validate_base_tcp_port": (1024, 65000, False),
+    "fabric_validate_connect_timeout": (1, 3600, False),
+    "fabric_validate_run_slack": (0, 3600, False),
+    "fabric_validate_poll_interval": (0.1, 600, False),
+    "fabric_validate_min_link_fraction": (0, 1, True),
+    "fabric_validate_min_peer_fraction": (0, 1, True),
+    "fabric_validate_min_gbps": (0, 1e6, True),
+    "fabric_validate_expect_rate_gbps": (0.001, 1e6, True),
+    "fabric_validate_expect_ports": (1, 64, True),
+    "fabric_validate_min_hosts": (1, 1e9, False),
+    "fabric_validate_regression_tolerance": (0, 0.999, False),
+    "fabric_validate_max_typical_us": (0.001, 1e7, True),
+    "fabric_validate_max_p99_us": (0.001, 1e7, True),
+}
+LINK_LAYERS = ("InfiniBand", "Ethernet")
+
+
+def check_settings(values):
+    """Problems with fabric_validate's variables: [sentence], each naming one variable, its value
+    and what is allowed. ``values``: {variable: value} (only the ones to check)."""
+    out = []
+    for name in sorted(values):
+        value = values[name]
+        if name in _RANGES:
+            low, high, nullable = _RANGES[name]
+            if value is None or value == "":
+                if not nullable:
+                    out.append("%s is unset: give a number from %g to %g" % (name, low, high))
+                continue
+            number = _num(value)
+            if number is None or not low <= number <= high:
+                out.append(
+                    "%s=%r is out of range: use a number from %g to %g%s"
+                    % (name, value, low, high, " or null" if nullable else "")
+                )
+        elif name == "fabric_validate_expect_link_layer":
+            if value not in (None, "") and value not in LINK_LAYERS:
+                out.append("%s=%r: use InfiniBand, Ethernet or null" % (name, value))
+        elif name == "fabric_validate_rails":
+            try:
+                rail_specs(value)
+            except ValueError as exc:
+                out.append(str(exc))
+    return out

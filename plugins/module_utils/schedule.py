@@ -34,7 +34,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils import process
 from ansible_collections.ibtune.fabric.plugins.module_utils import testkinds
 
 POLL_S = 0.05
-RETRY_SLEEP_S = 0.2
+RETRY_SLEEP_S = 0.2  # first retry; doubles up to RETRY_MAX_S (each try starts a process)
+RETRY_MAX_S = 1.0
 # A server with no client after connect_timeout (+ this) is stopped. Kept small on purpose: the
 # delay a stopped server carries into its next round must stay below its next partner's
 # connect window, or one dead host would make innocent pairs fail after it.
@@ -91,6 +92,8 @@ class SideRun(object):
         self.files = None
         self.attempts = 0
         self.started = None
+        self.attempt_started = None
+        self.retry_sleep = RETRY_SLEEP_S
         self.connected_at = None
         self.next_try = None
         self.done = False
@@ -100,6 +103,7 @@ class SideRun(object):
 
     def start(self, now):
         self.started = now if self.started is None else self.started
+        self.attempt_started = now
         self.attempts += 1
         self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
         try:
@@ -124,7 +128,8 @@ class SideRun(object):
                 # nobody came: the client gave up or was never started
                 return self.started + s["connect_timeout"] + SERVER_GRACE_S
             return self.connected_at + s["run_s"] + s["slack"]
-        return self.started + s["connect_timeout"] + s["run_s"] + s["slack"]
+        # a client's attempt that started inside the connect window gets the whole test time
+        return self.attempt_started + s["run_s"] + s["slack"]
 
     def poll(self, now, established=()):
         """Advance; returns True once the side has ended (self.result is set).
@@ -153,9 +158,10 @@ class SideRun(object):
             self.role == "client"
             and failure
             and failure.get("kind") == "connect"
-            and now + RETRY_SLEEP_S < self.started + self.settings["connect_timeout"]
+            and now + self.retry_sleep < self.started + self.settings["connect_timeout"]
         ):
-            self.next_try = now + RETRY_SLEEP_S
+            self.next_try = now + self.retry_sleep
+            self.retry_sleep = min(RETRY_MAX_S, self.retry_sleep * 2)
             return False
         if failure and failure.get("kind") == "connect" and self.attempts > 1:
             failure = dict(failure)

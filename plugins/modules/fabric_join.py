@@ -1,0 +1,187 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: fabric_join
+short_description: Join the server and client sides of a pass into pair results and gate them (controller side)
+version_added: 0.2.0
+description:
+  - Reads the pass's plan file (M(ibtune.fabric.fabric_plan)) and the side results of every host
+    (M(ibtune.fabric.perftest_schedule)), and writes one pair result per planned pair and rail to O(dest).
+  - A pair whose side never came back is a failure (C(no_result)), never a gap. The failure kind names
+    the root cause (the server's "no device" explains its client's "could not connect").
+  - One gate for bandwidth C(max(min_gbps, min_link_fraction x expected rate (x2 bidirectional))), the
+    expected rate being O(expect_rate_gbps) or else the higher of the two ends' port rates, so a port that
+    trained down fails from either side. Latency is gated on O(max_typical_us) and O(max_p99_us).
+  - Run it once, on the controller (C(run_once), C(delegate_to) localhost).
+extends_documentation_fragment:
+  - ibtune.fabric.attributes
+options:
+  plan:
+    description: The pass's plan file (C(plan_file) returned by fabric_plan).
+    type: path
+    required: true
+  sides:
+    description: Side results of every host of the pass (the C(sides) of each host's perftest_schedule result).
+    type: list
+    elements: dict
+    required: true
+  test:
+    description: The test of the pass.
+    type: str
+    default: write
+  duration:
+    description: Seconds per test, recorded in the results.
+    type: int
+  bidirectional:
+    description: Bidirectional bandwidth (doubles the rate-based threshold).
+    type: bool
+    default: false
+  min_gbps:
+    description: Absolute bandwidth floor in Gb/s.
+    type: float
+  min_link_fraction:
+    description: Fraction of the expected rate a pair must reach.
+    type: float
+  expect_rate_gbps:
+    description: The rate every port should run at; null uses the higher of the two ends' port rates.
+    type: float
+  max_typical_us:
+    description: Latency ceiling for the typical (median) latency, in microseconds.
+    type: float
+  max_p99_us:
+    description: Latency ceiling for the 99th percentile, in microseconds.
+    type: float
+  dest:
+    description: Controller path of the joined results file (a JSON list of pair results).
+    type: path
+    required: true
+attributes:
+  check_mode:
+    support: full
+    details: In check mode nothing is written.
+  diff_mode:
+    support: none
+author:
+  - ibtune.fabric contributors (@ibtune)
+"""
+
+EXAMPLES = r"""
+- name: Join pass 1
+  ibtune.fabric.fabric_join:
+    plan: "{{ plan.plan_file }}"
+    sides: "{{ ansible_play_hosts | map('extract', hostvars, 'my_sides') | flatten }}"
+    min_link_fraction: 0.9
+    dest: /tmp/plan/pass1-results.json
+  run_once: true
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+results_path:
+  description: The joined results file.
+  returned: always
+  type: str
+results:
+  description: Pair results (one per pair and rail).
+  returned: always
+  type: int
+failed_results:
+  description: Failed pair results.
+  returned: always
+  type: int
+failure_kinds:
+  description: Failed results per failure kind.
+  returned: always
+  type: dict
+failures:
+  description: The first 20 failed pairs, one sentence each.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import join as join_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils import plan as plan_utils
+
+SETTINGS = (
+    "test",
+    "duration",
+    "bidirectional",
+    "min_gbps",
+    "min_link_fraction",
+    "expect_rate_gbps",
+    "max_typical_us",
+    "max_p99_us",
+)
+
+
+def run_module(module):
+    p = module.params
+    with open(p["plan"]) as handle:
+        plan = json.load(handle)
+    settings = dict((k, p[k]) for k in SETTINGS)
+    results = join_utils.join_pass(plan["pairs"], p["sides"], plan["rails"], settings)
+    if not module.check_mode:
+        plan_utils.write_json(p["dest"], results)
+    counts = join_utils.summary(results)
+    failures = [
+        "%s/%s<->%s/%s rail %s round %s: %s"
+        % (r["server"], r["server_device"], r["client"], r["client_device"], r["rail"], r["round"], r["failure"])
+        for r in results
+        if not r["passed"]
+    ][:20]
+    return dict(
+        changed=False,
+        results_path=p["dest"],
+        results=counts["results"],
+        failed_results=counts["failed"],
+        failure_kinds=counts["failure_kinds"],
+        failures=failures,
+        msg="pass %s: %d pair result(s), %d failed%s"
+        % (
+            plan.get("pass"),
+            counts["results"],
+            counts["failed"],
+            (" (%s)" % ", ".join("%s %d" % kv for kv in sorted(counts["failure_kinds"].items())))
+            if counts["failed"]
+            else "",
+        ),
+    )
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            plan=dict(type="path", required=True),
+            sides=dict(type="list", elements="dict", required=True),
+            test=dict(type="str", default="write"),
+            duration=dict(type="int"),
+            bidirectional=dict(type="bool", default=False),
+            min_gbps=dict(type="float"),
+            min_link_fraction=dict(type="float"),
+            expect_rate_gbps=dict(type="float"),
+            max_typical_us=dict(type="float"),
+            max_p99_us=dict(type="float"),
+            dest=dict(type="path", required=True),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        module.exit_json(**run_module(module))
+    except (ValueError, KeyError, IOError, OSError) as exc:
+        module.fail_json(msg="fabric_join: %s" % (exc,))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: fabric_plan
+short_description: Plan a validation pass once and slice it per host (controller side)
+version_added: 0.2.0
+description:
+  - Plans one pass of pair tests for O(hosts) with a pair strategy (see the C(pair_rounds) filter), or the
+    second pass from the first pass's results (suspects against known-good partners), and writes each
+    host's sides to C(<dest>/pass<N>/<host>.json) for M(ibtune.fabric.perftest_schedule), and the expected
+    pairs to C(<dest>/pass<N>.json) for M(ibtune.fabric.fabric_join).
+  - Rails are paired by name (C(rail) of each entry of O(rails)), never by position. A rail most hosts
+    have (or that O(expect_rails) lists) and a host lacks is returned as a C(host_failures) entry
+    (C(missing_rail)); so is a host the plan leaves untested (C(unpaired)).
+  - Every round and rail gets its own TCP port from O(base_tcp_port).
+  - Run it once, on the controller (C(run_once), C(delegate_to) localhost).
+extends_documentation_fragment:
+  - ibtune.fabric.attributes
+options:
+  hosts:
+    description: The hosts to validate in this pass, in order (those that passed preflight).
+    type: list
+    elements: str
+    required: true
+  rails:
+    description:
+      - Per host, its rails as returned by the C(validate_rails) filter, each with C(rail), C(device),
+        C(port), C(rate_gbps) and optionally C(gid_index).
+    type: dict
+    required: true
+  addresses:
+    description: Per host, the address clients use to reach its servers.
+    type: dict
+    required: true
+  strategy:
+    description: Pair strategy of the first pass.
+    type: str
+    default: all_pairs
+    choices: [all_pairs, ring, random, halves, cross_group, explicit]
+  random_rounds:
+    description: Rounds of the C(random) strategy.
+    type: int
+  seed:
+    description: Seed of the C(random) strategy.
+    type: str
+  groups:
+    description: Per host, its group (e.g. leaf switch), for C(cross_group).
+    type: dict
+  pairs:
+    description: The C(explicit) strategy's pairs, as [server, client] lists.
+    type: list
+    elements: raw
+  pass_no:
+    description: Pass number; pass 1 names missing rails and unpaired hosts.
+    type: int
+    default: 1
+  retest_from:
+    description:
+      - Path of a joined first-pass results file (M(ibtune.fabric.fabric_join)). When set, the pass
+        retests suspect nodes and both ends of suspect links against known-good partners.
+    type: path
+  exclude:
+    description: Hosts that must not serve as known-good partners (counter violations, failed preflight).
+    type: list
+    elements: str
+    default: []
+  expect_rails:
+    description: Rail names every host must have (default the rails a strict majority of hosts has).
+    type: list
+    elements: str
+    default: []
+  base_tcp_port:
+    description: First TCP port; round r, rail i use C(base + r x rails + i) (wrapping within 65535).
+    type: int
+    default: 18515
+  gid_index:
+    description: Null (perftest picks), C(auto) (each rail's RoCE v2 IPv4 GID from ib_facts) or a number.
+    type: raw
+  dest:
+    description: Controller directory for the plan files.
+    type: path
+    required: true
+  run_s:
+    description: Seconds one test takes (the duration), for the estimate and the time budget.
+    type: float
+    default: 10
+  connect_timeout:
+    description: The schedule's connect window, for the time budget.
+    type: float
+    default: 30
+  slack:
+    description: The schedule's slack per side, for the time budget.
+    type: float
+    default: 20
+attributes:
+  check_mode:
+    support: full
+    details: Planning only writes plan files on the controller; in check mode nothing is written.
+  diff_mode:
+    support: none
+author:
+  - ibtune.fabric contributors (@ibtune)
+"""
+
+EXAMPLES = r"""
+- name: Plan pass 1
+  ibtune.fabric.fabric_plan:
+    hosts: "{{ ansible_play_hosts }}"
+    rails: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'my_rails'))) }}"
+    addresses: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'ansible_host'))) }}"
+    strategy: all_pairs
+    dest: /tmp/plan
+  run_once: true
+  delegate_to: localhost
+  register: plan
+"""
+
+RETURN = r"""
+rounds:
+  description: Rounds in this pass.
+  returned: always
+  type: int
+pairs:
+  description: Host pairs in this pass (each runs on every common rail).
+  returned: always
+  type: int
+sides:
+  description: Sides in this pass, over all hosts.
+  returned: always
+  type: int
+host_failures:
+  description: Hosts with a missing rail or left untested by the plan, each {host, failure_kind, reason}.
+  returned: always
+  type: list
+  elements: dict
+untested:
+  description: Hosts the plan pairs with nobody.
+  returned: always
+  type: list
+  elements: str
+participants:
+  description: Hosts that have at least one side in this pass.
+  returned: always
+  type: list
+  elements: str
+plan_file:
+  description: The pass's plan file (pairs and rails) for fabric_join.
+  returned: always
+  type: str
+slice_dir:
+  description: Directory of the per-host slice files.
+  returned: always
+  type: str
+estimate_s:
+  description: Expected seconds for the pass on a healthy fabric.
+  returned: always
+  type: float
+budget_s:
+  description: The most seconds the pass may take on a host (the async budget).
+  returned: always
+  type: int
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils import pairs as pairs_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils import plan as plan_utils
+
+
+def run_module(module):
+    p = module.params
+    rounds = None
+    if p["retest_from"]:
+        with open(p["retest_from"]) as handle:
+            first = json.load(handle)
+        rounds = pairs_utils.retest_rounds(first, hosts=p["hosts"], exclude=p["exclude"])
+    gid = p["gid_index"]
+    if gid in ("", "null"):
+        gid = None
+    elif gid not in (None, "auto"):
+        gid = int(gid)
+    plan = plan_utils.plan_pass(
+        p["hosts"],
+        p["rails"],
+        p["addresses"],
+        strategy=p["strategy"],
+        pass_no=p["pass_no"],
+        base_tcp_port=p["base_tcp_port"],
+        rounds=rounds,
+        random_rounds=p["random_rounds"],
+        seed=p["seed"],
+        groups=p["groups"],
+        pairs=p["pairs"],
+        expect_rails=p["expect_rails"] or None,
+        gid_index=gid,
+    )
+    participants = sorted(h for h, sides in plan["slices"].items() if sides)
+    plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_no"])
+    if not module.check_mode:
+        plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_no"])
+    n_sides = sum(len(s) for s in plan["slices"].values())
+    return dict(
+        changed=False,
+        rounds=plan["rounds"],
+        pairs=len(plan["pairs"]),
+        sides=n_sides,
+        host_failures=plan["host_failures"],
+        untested=plan["untested"],
+        participants=participants,
+        plan_file=plan_file,
+        slice_dir=slice_dir,
+        estimate_s=plan_utils.estimate_s(plan["rounds"], p["run_s"]),
+        budget_s=plan_utils.pass_budget_s(plan["rounds"], p["run_s"], p["connect_timeout"], p["slack"]),
+        msg="pass %d: %d round(s) of %s over %d host(s), %d pair(s), %d side(s)"
+        % (
+            p["pass_no"],
+            plan["rounds"],
+            "retests" if rounds is not None else p["strategy"],
+            len(p["hosts"]),
+            len(plan["pairs"]),
+            n_sides,
+        ),
+    )
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            hosts=dict(type="list", elements="str", required=True),
+            rails=dict(type="dict", required=True),
+            addresses=dict(type="dict", required=True),
+            strategy=dict(type="str", default="all_pairs", choices=list(pairs_utils.STRATEGIES)),
+            random_rounds=dict(type="int"),
+            seed=dict(type="str"),
+            groups=dict(type="dict"),
+            pairs=dict(type="list", elements="raw"),
+            pass_no=dict(type="int", default=1),
+            retest_from=dict(type="path"),
+            exclude=dict(type="list", elements="str", default=[]),
+            expect_rails=dict(type="list", elements="str", default=[]),
+            base_tcp_port=dict(type="int", default=18515),
+            gid_index=dict(type="raw"),
+            dest=dict(type="path", required=True),
+            run_s=dict(type="float", default=10),
+            connect_timeout=dict(type="float", default=30),
+            slack=dict(type="float", default=20),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        module.exit_json(**run_module(module))
+    except (ValueError, KeyError) as exc:
+        module.fail_json(msg="fabric_plan: %s" % (exc,))
+
+
+if __name__ == "__main__":
+    main()
