@@ -310,3 +310,61 @@ def verdict(measured, max_typical_us=None, max_p99_us=None):
         "threshold_us": threshold,
         "unchecked": unchecked,
     }
+
+
+GATE_HINT = "check the link's error counters (ib_counters), its rate and the peer, and that no other traffic shares it"
+
+
+def summary(where, measured):
+    """'ib_write_lat mlx5_0:1 -> node1: typical 0.98 us, p99 1.00 us at 2 B'."""
+    parts = []
+    if measured.get("latency_us") is not None:
+        word = "typical" if measured.get("latency_basis") == "t_typical" else "average"
+        parts.append("%s %s us" % (word, format_us(measured["latency_us"])))
+    if measured.get("p99_us") is not None:
+        parts.append("p99 %s us" % format_us(measured["p99_us"]))
+    text = "%s: %s" % (where, ", ".join(parts) or "no latency printed")
+    if measured.get("msg_size") is not None:
+        text += " at %s B" % measured["msg_size"]
+    return text
+
+
+def judge_side(where, test, measured, has_table, max_typical_us=None, max_p99_us=None):
+    """The outcome of a side that ran cleanly: {passed, failure, threshold_us, warnings, msg}.
+
+    A side without a table (the server of ib_read_lat, which testkinds.classify_failure let through)
+    passes with nothing to gate; else verdict() decides and ``msg`` is the one-line summary (with the
+    failed ceiling's sentence, or the ceilings met).
+    """
+    if not has_table:
+        return {
+            "passed": True,
+            "failure": None,
+            "threshold_us": max_typical_us,
+            "warnings": [],
+            "msg": "%s: served its client (the client measures %s)" % (where, test),
+        }
+    judged = verdict(measured, max_typical_us, max_p99_us)
+    text = summary(where, measured)
+    out = {
+        "passed": bool(judged["passed"]),
+        "failure": None,
+        "threshold_us": judged["threshold_us"],
+        "warnings": ["%s not checked" % u for u in judged["unchecked"]],
+    }
+    if not judged["passed"]:
+        out["failure"] = {"kind": judged["failure_kind"], "message": judged["failure"], "hint": GATE_HINT}
+        out["msg"] = "%s: %s" % (text, judged["failure"])
+        return out
+    ceilings = [
+        "%s %s us" % (name, _fmt(value))
+        for name, value in (("max_typical_us", max_typical_us), ("max_p99_us", max_p99_us))
+        if value is not None and not any(u.startswith(name) for u in judged["unchecked"])
+    ]
+    out["msg"] = text + (", within %s" % " and ".join(ceilings) if ceilings else "")
+    return out
+
+
+def _fmt(value):
+    value = float(value)
+    return ("%d" % value) if value.is_integer() else ("%g" % value)

@@ -219,10 +219,13 @@ def classify_failure(test, stdout, stderr, rc, parsed=None, role=None):
     The known failures (no device, connect, port busy, QP to RTR, memory registration, completion
     error, crash, unknown exit code) are perftest.classify_failure's, the same in every tool. A run
     that exited 0 without a result table is a failure, except the server side of a test whose
-    server prints none (ib_read_lat): ``role="server"`` says which side ran.
+    server prints none (ib_read_lat): ``role="server"`` says which side ran; without ``role`` a side
+    that printed perftest's "Waiting for client to connect" banner is taken for the server.
     """
     entry = get(test)
     if parsed is None:
         parsed = parse(test, _text(stdout) + "\n" + _text(stderr))
+    if role is None and parsed.get("server_banner"):
+        role = "server"
     expect_table = entry["server_reports"] or role != "server"
     return perftest.classify_failure(stdout, stderr, rc, parsed, expect_table=expect_table)

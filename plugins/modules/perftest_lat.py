@@ -321,21 +321,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_lat, perftest_run, testkinds
 from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
 
-GATE_HINT = "check the link's error counters (ib_counters), its rate and the peer, and that no other traffic shares it"
-
-
-def _summary(where, measured):
-    parts = []
-    if measured["latency_us"] is not None:
-        word = "typical" if measured["latency_basis"] == "t_typical" else "average"
-        parts.append("%s %s us" % (word, perftest_lat.format_us(measured["latency_us"])))
-    if measured["p99_us"] is not None:
-        parts.append("p99 %s us" % perftest_lat.format_us(measured["p99_us"]))
-    text = "%s: %s" % (where, ", ".join(parts) or "no latency printed")
-    if measured["msg_size"] is not None:
-        text += " at %s B" % measured["msg_size"]
-    return text
-
 
 def _result(params, link_rate):
     result = dict(changed=False, format=None, rows=[], link_type=None, link_rate_gbps=link_rate, passed=None)
@@ -407,26 +392,14 @@ def main():
                 msg="%s: interrupted by signal %s, perftest stopped." % (where, outcome["interrupted"]), **result
             )
         module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
-    if not parsed["rows"]:  # the server side of ib_read_lat: nothing to measure or gate here
-        result.update(passed=True, msg="%s: served its client (the client measures %s)" % (where, test))
-        module.exit_json(**result)
-
-    judged = perftest_lat.verdict(measured, params["max_typical_us"], params["max_p99_us"])
-    result["warnings_seen"] += ["%s not checked" % u for u in judged["unchecked"]]
-    result.update(passed=bool(judged["passed"]), threshold_us=judged["threshold_us"])
-    summary = _summary(where, measured)
-    if not judged["passed"]:
-        result["failure"] = {"kind": judged["failure_kind"], "message": judged["failure"], "hint": GATE_HINT}
-        module.fail_json(msg="%s: %s" % (summary, judged["failure"]), **result)
-    ceilings = [
-        "%s %s us" % (name, perftest_run.fmt_num(params[name]))
-        for name in ("max_typical_us", "max_p99_us")
-        if params[name] is not None and not any(u.startswith(name) for u in judged["unchecked"])
-    ]
-    if ceilings:
-        summary += ", within %s" % " and ".join(ceilings)
-    result["msg"] = summary
-    module.exit_json(**result)
+    judged = perftest_lat.judge_side(
+        where, test, measured, bool(parsed["rows"]), params["max_typical_us"], params["max_p99_us"]
+    )
+    result["warnings_seen"] += judged["warnings"]
+    result.update(passed=judged["passed"], threshold_us=judged["threshold_us"], failure=judged["failure"])
+    if judged["failure"]:
+        module.fail_json(msg=judged["msg"], **result)
+    module.exit_json(msg=judged["msg"], **result)
 
 
 if __name__ == "__main__":

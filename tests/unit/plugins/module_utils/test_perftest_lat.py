@@ -7,7 +7,7 @@ The expected numbers are read from the raw text here, independently of the parse
 
 import pytest
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest_lat
+from ansible_collections.ibtune.fabric.plugins.module_utils import perftest_lat, testkinds
 from tests.conftest import FIXTURES, corpus_files, read_corpus
 
 LAT_FILES = corpus_files("ib_write_lat__") + corpus_files("ib_read_lat__") + corpus_files("ib_send_lat__")
@@ -181,3 +181,59 @@ def test_bandwidth_output_is_not_a_latency_table():
     text = read_corpus("ib_write_bw__client-roce-mb-sec-loopback-gid3.txt")
     parsed = perftest_lat.parse_lat_text(text)
     assert parsed["rows"] == [] and parsed["format"] is None
+
+
+# ----------------------------------------------------------------------------------------------
+# gate settings and the judged side
+
+
+def _measured(name):
+    return testkinds.measurement("write_lat", perftest_lat.parse_lat_text(read_corpus(name)))
+
+
+NEW_SERVER = "ib_write_lat__server-ib-connectx3-postsend-api-warnings-cpu-freq-in-table-tabs.txt"
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"max_typical_us": 0}, "max_typical_us=0"),
+        ({"max_typical_us": float("inf")}, "max_typical_us=inf"),
+        ({"max_p99_us": "x"}, "max_p99_us='x'"),
+        ({"max_p99_us": 5, "duration": 10}, "cannot be checked with duration"),
+    ],
+)
+def test_bad_gate_settings(kwargs, words):
+    problems = perftest_lat.check_gate_options(**kwargs)
+    assert len(problems) == 1 and words in problems[0]
+
+
+def test_good_gate_settings():
+    assert perftest_lat.check_gate_options(3, 5) == []
+    assert perftest_lat.check_gate_options(3, None, duration=10) == []
+
+
+def test_judge_side_pass_fail_and_unchecked():
+    measured = _measured(NEW_SERVER)
+    row = next(line.split() for line in read_corpus(NEW_SERVER).splitlines() if line.split()[:2] == ["2", "1000"])
+    typical, p99 = float(row[4]), float(row[7])
+    where = "ib_write_lat mlx5_0:1 -> n2"
+    ok = perftest_lat.judge_side(where, "write_lat", measured, True, typical, p99)
+    assert ok["passed"] is True and ok["failure"] is None
+    assert ok["msg"] == "%s: typical %s us, p99 %s us at 2 B, within max_typical_us %g us and max_p99_us %g us" % (
+        where, row[4], row[7], typical, p99
+    )  # fmt: skip
+    bad = perftest_lat.judge_side(where, "write_lat", measured, True, None, p99 / 2)
+    assert bad["passed"] is False and bad["failure"]["kind"] == "above_threshold"
+    assert bad["threshold_us"] == p99 / 2 and "max_p99_us" in bad["msg"]
+    old = _measured(OLD_CLIENT)
+    unchecked = perftest_lat.judge_side(where, "send_lat", old, True, None, 0.1)
+    assert unchecked["passed"] is True and unchecked["warnings"][0].startswith("max_p99_us")
+    assert "within" not in unchecked["msg"]
+    served = perftest_lat.judge_side("srv", "read_lat", {}, False, 3, None)
+    assert served["passed"] is True and "served its client" in served["msg"]
+
+
+def test_invalid_latency_fails_the_gate():
+    judged = perftest_lat.verdict({"latency_us": float("nan"), "p99_us": None}, 3)
+    assert judged["passed"] is False and judged["failure_kind"] == "invalid"

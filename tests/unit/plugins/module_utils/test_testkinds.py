@@ -141,6 +141,10 @@ def test_classify_latency_success_and_missing_table():
     assert "no result table" in testkinds.classify_failure("write_lat", sep, "", 0, role="server")["message"]
     assert testkinds.classify_failure("read_lat", sep, "", 0, role="server") is None
     assert testkinds.classify_failure("read_lat", sep, "", 0, role="client")["kind"] == "unknown"
+    # without role, perftest's server banner says which side ran
+    banner = "\n************************************\n* Waiting for client to connect... *\n" + "*" * 36 + "\n"
+    assert testkinds.classify_failure("read_lat", banner + sep, "", 0) is None
+    assert testkinds.classify_failure("write_lat", banner + sep, "", 0)["kind"] == "unknown"
     # bandwidth: unchanged behaviour
     assert testkinds.classify_failure("write", sep, "", 0)["kind"] == "unknown"
 
