@@ -337,3 +337,16 @@ def test_full_device_name_prefix_advice_is_an_exact_list_never_a_bare_family():
     assert "mlx5_10..mlx5_19" in message
     assert "write =mlx5_1 for an exact list" in message
     assert "=mlx5 " not in message and not message.endswith("=mlx5")
+
+
+def test_example_inventory_writes_the_seeds_legacy_gdr_level_as_nccl_reads_it():
+    """The seed's NCCL_NET_GDR_LEVEL=2 is PXB (src/graph/paths.cc levelsOldToNew), not PHB."""
+    import yaml
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_schema import LEGACY_LEVELS
+
+    path = FIXTURES.parent.parent / "inventories" / "example" / "group_vars" / "gpu_nodes.yml"
+    env = yaml.safe_load(path.read_text())["nccl_env_vars"]
+    assert env["NCCL_NET_GDR_LEVEL"] == LEGACY_LEVELS[2] == "PXB"
+    errors, warnings = nccl_env.lint(env, link_layer="InfiniBand", strict=True)
+    assert errors == [] and warnings == []
