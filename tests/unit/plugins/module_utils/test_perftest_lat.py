@@ -6,6 +6,8 @@ The expected numbers are read from the raw text here, independently of the parse
 """
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import perftest_lat, testkinds
 from tests.conftest import FIXTURES, corpus_files, read_corpus
@@ -237,3 +239,31 @@ def test_judge_side_pass_fail_and_unchecked():
 def test_invalid_latency_fails_the_gate():
     judged = perftest_lat.verdict({"latency_us": float("nan"), "p99_us": None}, 3)
     assert judged["passed"] is False and judged["failure_kind"] == "invalid"
+
+
+LAT_LINES = st.sampled_from(
+    [
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+        "99% percentile[usec]   99.9% percentile[usec] ",
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]",
+        " #bytes        #iterations       t_avg[usec]    tps average",
+        " 2       1000          0.96           1.25         0.98     \t       0.98        \t0.01   \t\t1.00 \t\t1.25",
+        " 2       1000          2.57           15.38        2.66",
+        " 4       1000          2.57           15.38        nan",
+        " 2             1008430           2.97           168068.16",
+        "1.846569",
+        "-" * 87,
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(LAT_LINES, st.text(max_size=40)), max_size=30))
+def test_parse_lat_text_never_raises_and_keeps_one_row_per_size(lines):
+    parsed = perftest_lat.parse_lat_text("\n".join(lines))
+    sizes = [r["msg_size"] for r in parsed["rows"] if r["msg_size"] is not None]
+    assert len(sizes) == len(set(sizes))
+    if sizes:
+        assert parsed["headline"]["msg_size"] == min(sizes)
+    for row in parsed["rows"]:
+        assert set(row) == set(perftest_lat.ROW_KEYS)
