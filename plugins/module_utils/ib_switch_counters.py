@@ -157,23 +157,28 @@ def _complete(previous, current):
     return prev, cur
 
 
-def _where(index, key):
+def _where(index, key, golden=None):
     guid, port = key.rsplit(":", 1)
     port = int(port)
     name = index.name(guid)
     peer = index.peer.get((guid, port))
+    if peer is None and golden is not None and (guid, port) in golden.peer:
+        # the cable is down now: name the peer the golden topology has there
+        return name, port, golden.end_label(*golden.peer[(guid, port)])
     return name, port, (index.end_label(*peer) if peer else None)
 
 
-def switch_violations(previous, current, topo, thresholds=None, complete=True):
+def switch_violations(previous, current, topo, thresholds=None, complete=True, golden=None):
     """counters.violations over switch ports, each with switch, port, peer and one sentence:
-    "A09-P1-IBLEAF-04-04 port 17 <-> a08-p1-dgx-04-c17 mlx5_5: SymbolErrorCounter +12"."""
+    "A09-P1-IBLEAF-04-04 port 17 <-> a08-p1-dgx-04-c17 mlx5_5: SymbolErrorCounter +12".
+    golden (a topology) names the peer of a port whose cable is down now."""
     index = Index(topo)
+    gidx = Index(golden) if golden else None
     prev, cur = _complete(previous, current) if complete else (previous, current)
     found = counters.violations(prev, cur, thresholds)
     out = []
     for v in found:
-        name, port, peer = _where(index, "%s:%s" % (v["device"], v["port"]))
+        name, port, peer = _where(index, "%s:%s" % (v["device"], v["port"]), gidx)
         pma = SYSFS_TO_PMA.get(v["counter"], v["counter"])
         entry = dict(v)
         entry.update(

@@ -991,3 +991,60 @@ def summarize(findings):
         return "fabric checks passed: no finding"
     head = "%d fabric finding(s), %d error(s)" % (len(findings), len(errors))
     return head + ": " + " ".join(f["msg"] for f in (errors or findings)[:10])
+
+
+def topology_view(topo):
+    """The JSON-safe parts a caller keeps (and may pass back as a golden topology)."""
+    tiers = dict((k, v) for k, v in topo["tiers"].items() if k != "by_guid")
+    tiers["by_guid"] = topo["tiers"]["by_guid"]
+    return {"switches": topo["switches"], "cas": topo["cas"], "links": topo["links"], "tiers": tiers}
+
+
+def load_golden(value):
+    """A golden topology given as ibnetdiscover text or as an earlier result (dict with switches/cas/links)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        missing = [k for k in ("switches", "cas", "links") if k not in value]
+        if missing:
+            raise ValueError(
+                "golden topology lacks %s: pass an earlier ib_topology result or an ibnetdiscover output"
+                % ", ".join(missing)
+            )
+        golden = dict(value)
+        golden.setdefault("tiers", derive_tiers(golden))
+        return golden
+    return parse_ibnetdiscover(value)
+
+
+def analyse(
+    ibnetdiscover_text, linkinfo_text=None, hosts=None, golden=None, rail_groups=None, checks=None, rail_alignment=True
+):
+    """Everything ib_topology returns but the switch counters and routes, from the tools' texts."""
+    topo = parse_ibnetdiscover(ibnetdiscover_text)
+    linkinfo = parse_iblinkinfo(linkinfo_text) if linkinfo_text is not None else None
+    rail_map = map_rails(topo, hosts) if hosts else None
+    findings = run_checks(topo, rail_map, linkinfo, load_golden(golden), rail_groups, checks, rail_alignment)
+    result = topology_view(topo)
+    result.update(
+        {
+            "rails": (rail_map or {}).get("rails", {}),
+            "missing": (rail_map or {}).get("missing", []),
+            "host_order": host_order(rail_map) if rail_map else [],
+            "linkinfo": linkinfo or [],
+            "findings": findings,
+            "warnings_seen": topo["warnings"],
+            "summary": {
+                "switches": len(topo["switches"]),
+                "cas": len(topo["cas"]),
+                "links": len(topo["links"]),
+                "isls": len([lk for lk in topo["links"] if lk["kind"] == "isl"]),
+                "leaves": len(topo["tiers"]["leaf"]),
+                "spines": len(topo["tiers"]["spine"]),
+                "errors": len([f for f in findings if f["severity"] == "error"]),
+                "warnings": len([f for f in findings if f["severity"] == "warning"]),
+            },
+            "msg": summarize(findings),
+        }
+    )
+    return result

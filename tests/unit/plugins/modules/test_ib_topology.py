@@ -1,0 +1,88 @@
+"""ib_topology on saved outputs of the real tools (OpenSM + ibsim captures): model, rails, findings,
+routes, switch counters, check mode; and its one-sentence errors."""
+
+import gzip
+
+from ansible_collections.ibtune.fabric.plugins.modules import ib_topology
+from tests.conftest import FIXTURES
+from tests.unit.modules_harness import run_module
+
+TOPO = FIXTURES / "topology"
+
+
+def _plain(tmp_path, name):
+    src = TOPO / name
+    if not name.endswith(".gz"):
+        return str(src)
+    dst = tmp_path / name[:-3]
+    dst.write_bytes(gzip.decompress(src.read_bytes()))
+    return str(dst)
+
+
+def test_saved_outputs_healthy_with_rails_routes_and_counters(tmp_path):
+    args = {
+        "path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"),
+        "linkinfo_path": _plain(tmp_path, "ndr582-sim.iblinkinfo.gz"),
+        "routes_path": _plain(tmp_path, "ndr582-sim.dump_lfts.gz"),
+        "errors_path": _plain(tmp_path, "ndr582-sim.ibqueryerrors"),
+        "golden_path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"),
+        "hosts": {"a08-p1-dgx-04-c17": {"mlx5_5": "e09d:7303:007a:5a68"}},
+        "checks": ["port_down", "drift", "missing_rail", "link_below_norm"],
+        "fail_on_findings": True,
+    }
+    result = run_module(ib_topology, args, check_mode=True)
+    assert not result.failed, result["msg"]
+    assert result["changed"] is False
+    assert result["summary"]["switches"] == 40 and result["summary"]["cas"] == 582
+    assert result["rails"]["a08-p1-dgx-04-c17"]["mlx5_5"]["switch"] == "A09-P1-IBLEAF-04-04"
+    assert result["rails"]["a08-p1-dgx-04-c17"]["mlx5_5"]["port"] == 17
+    assert result["findings"] == [] and result["msg"] == "fabric checks passed: no finding"
+    assert len(result["routes"]) == 40
+    assert result["switch_counters"] == {} and result["switch_saturated"] == []
+    assert result["warnings_seen"][0].startswith("ibwarn:")
+
+
+def test_unlinked_cable_and_counters_fail_naming_switch_port_peer(tmp_path):
+    golden = run_module(ib_topology, {"path": _plain(tmp_path, "ndr582-sim.ibnetdiscover")})
+    before = run_module(
+        ib_topology,
+        {
+            "path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"),
+            "errors_path": _plain(tmp_path, "ndr582-sim.ibqueryerrors"),
+        },
+    )
+    args = {
+        "path": _plain(tmp_path, "ndr582-sim-unlinked.ibnetdiscover"),
+        "linkinfo_path": _plain(tmp_path, "ndr582-sim-unlinked.iblinkinfo-l.gz"),
+        "errors_path": _plain(tmp_path, "ndr582-sim-errors.ibqueryerrors"),
+        "golden": {k: golden[k] for k in ("switches", "cas", "links", "tiers")},
+        "counters_previous": before["switch_counters"],
+        "hosts": {"a08-p1-dgx-04-c17": {"mlx5_5": "0xe09d7303007a5a68"}},
+        "checks": ["port_down", "drift", "missing_rail"],
+        "fail_on_findings": True,
+    }
+    result = run_module(ib_topology, args)
+    assert result.failed
+    checks = sorted((f["check"], f["switch"], f["port"]) for f in result["findings"])
+    assert ("drift_missing", "A09-P1-IBLEAF-04-04", 17) in checks
+    assert ("port_down", "A09-P1-IBLEAF-04-04", 38) in checks
+    assert ("missing_rail", None, None) in checks
+    assert "A09-P1-IBLEAF-04-04 port 17 <-> a08-p1-dgx-04-c17 mlx5_5: SymbolErrorCounter +12" in result["msg"]
+    assert [v["port"] for v in result["switch_counter_violations"]] == [36, 17, 35]
+
+
+def test_missing_tool_and_unreadable_file_are_one_sentence(tmp_path):
+    result = run_module(ib_topology, {"bin_dir": str(tmp_path)})
+    assert result.failed
+    assert result["msg"] == (
+        "ibnetdiscover not found on %s: install infiniband-diags there, run on the subnet manager host, "
+        "or give a saved output." % tmp_path
+    )
+    result = run_module(ib_topology, {"path": str(tmp_path / "nope.txt")})
+    assert result.failed and result["msg"].startswith("cannot read ibnetdiscover output %s" % (tmp_path / "nope.txt"))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("ibwarn: [1] umad_init: can't open UMAD\n")
+    result = run_module(ib_topology, {"path": str(empty)})
+    assert result.failed and "has no node" in result["msg"]
+    result = run_module(ib_topology, {"path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"), "golden": {"links": []}})
+    assert result.failed and result["msg"].startswith("golden topology lacks switches, cas")
