@@ -6,6 +6,7 @@
 Expected figures are read from the corpus text by position, not copied from the parser.
 """
 
+import os
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import uuid
 import pytest
 
 from ansible_collections.ibtune.fabric.plugins.modules import perftest_lat
-from tests.conftest import CORPUS, FIXTURES
+from tests.conftest import CORPUS, FIXTURES, ROOT
 from tests.unit.modules_harness import run_module
 from tests.unit.plugins.modules.test_perftest_bw import free_port, listening, processes_with, wait_for
 
@@ -254,3 +255,94 @@ def test_server_timeout_kills_the_process_group(monkeypatch):
     assert res["rc"] == -signal.SIGTERM
     assert 2 <= time.monotonic() - start < 2 + 8
     assert processes_with(marker) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# against the lab's perftest simulator: module, simulator and parser together
+
+
+@pytest.fixture
+def lab_nodes(tmp_path, monkeypatch):
+    """Two simulated nodes (a, b): fixture sysfs trees, one fabric map, the simulator as ib_*_lat."""
+    import json
+
+    sys.path.insert(0, str(ROOT / "tests" / "lab"))
+    import sysfs_tree
+
+    spec = json.loads((ROOT / "tests" / "lab" / "fabric" / "nodes" / "default.json").read_text())
+    for node in ("a", "b"):
+        sysfs_tree.build_tree(str(tmp_path / node / "sys"), spec)
+    for exe in ("ib_write_lat", "ib_read_lat", "ib_send_lat"):
+        (tmp_path / exe).symlink_to(ROOT / "tests" / "lab" / "perftest_sim.py")
+    fabric = tmp_path / "fabric.json"
+    fabric.write_text(json.dumps({"latency_us": {"a/mlx5_1<->b/mlx5_1": 9.0}}))
+    monkeypatch.setenv("IBTUNE_LAB_FABRIC", str(fabric))
+    # the module's own process is node b
+    monkeypatch.setenv("IBTUNE_LAB_NODE", "b")
+    monkeypatch.setenv("IBTUNE_LAB_SYSFS", str(tmp_path / "b" / "sys"))
+    servers = []
+
+    def serve(exe, device, port):
+        env = dict(os.environ, IBTUNE_LAB_NODE="a", IBTUNE_LAB_SYSFS=str(tmp_path / "a" / "sys"))
+        proc = subprocess.Popen(
+            [sys.executable, str(tmp_path / exe), "-d", device, "-p", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        servers.append(proc)
+        return proc
+
+    yield tmp_path, serve
+    for proc in servers:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def test_lab_healthy_link_passes_and_slow_link_fails(lab_nodes):
+    tmp, serve = lab_nodes
+    port = free_port()
+    serve("ib_write_lat", "mlx5_0", port)
+    args = client_args(port, executable=str(tmp / "ib_write_lat"), sysfs_root=str(tmp / "b" / "sys"))
+    res = run_module(perftest_lat, dict(args, max_typical_us=3, max_p99_us=5))
+    assert not res.failed, res["msg"]
+    assert res["t_typical_us"] == pytest.approx(1.9, abs=0.005) and res["format"] == "iterations"
+    assert res["link_rate_gbps"] == 400.0
+    port = free_port()
+    serve("ib_write_lat", "mlx5_1", port)
+    res = run_module(perftest_lat, dict(args, tcp_port=port, device="mlx5_1", max_typical_us=3))
+    assert res.failed and res["failure"]["kind"] == "above_threshold"
+    assert res["t_typical_us"] == pytest.approx(9.0, abs=0.005)
+    assert res["msg"].startswith("ib_write_lat mlx5_1:1 -> 127.0.0.1: typical 9.00 us")
+
+
+def test_lab_read_lat_server_module_passes_without_a_table(lab_nodes, monkeypatch):
+    tmp, _serve = lab_nodes
+    port = free_port()
+    client = {}
+
+    def run_client():
+        assert wait_for(lambda: listening(port))
+        env = dict(os.environ, IBTUNE_LAB_NODE="a", IBTUNE_LAB_SYSFS=str(tmp / "a" / "sys"))
+        client["proc"] = subprocess.run(
+            [sys.executable, str(tmp / "ib_read_lat"), "-d", "mlx5_0", "-p", str(port), "127.0.0.1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    thread = threading.Thread(target=run_client)
+    thread.start()
+    try:
+        res = run_module(
+            perftest_lat,
+            dict(role="server", device="mlx5_0", tcp_port=port, test="read_lat", executable=str(tmp / "ib_read_lat")),
+        )
+    finally:
+        thread.join()
+    assert not res.failed, res["msg"]
+    assert res["passed"] is True and res["t_typical_us"] is None and "served its client" in res["msg"]
+    assert client["proc"].returncode == 0 and "t_typical[usec]" in client["proc"].stdout
