@@ -66,6 +66,9 @@ def normalise_config(raw):
     config.update(raw)
     ports = []
     for item in config["ports"] or []:
+        if isinstance(item, str) and ":" in item:  # "mlx5_0:1", as ib_facts' active_ports lists them
+            device, _sep, port = item.rpartition(":")
+            item = {"device": device, "port": port}
         if not isinstance(item, dict) or not item.get("device"):
             raise ConfigError("ports entry %r needs a device (and a port, default 1)" % (item,))
         try:
@@ -145,7 +148,8 @@ def check_counters(sysfs_root, devices, previous, thresholds=None):
         return [], current
     found = _counters.violations(previous, current, thresholds)
     problems = [
-        "%s port %s %s rose by %d (%d -> %d)" % (v["device"], v["port"], v["counter"], v["delta"], v["before"], v["after"])
+        "%s port %s %s rose by %d (%d -> %d)"
+        % (v["device"], v["port"], v["counter"], v["delta"], v["before"], v["after"])
         for v in found
     ]
     return problems, current
@@ -165,8 +169,9 @@ def check_nccl_conf(path, nccl_version=None, link_layer=None):
             text = handle.read()
     except (IOError, OSError):
         return ["%s is missing" % path]
-    _env, errors, _warnings = _nccl_env.lint_conf(text, nccl_version=nccl_version or None,
-                                                  link_layer=link_layer or None)
+    _env, errors, _warnings = _nccl_env.lint_conf(
+        text, nccl_version=nccl_version or None, link_layer=link_layer or None
+    )
     return ["%s: %s" % (path, issue["message"]) for issue in errors]
 
 

@@ -229,9 +229,9 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
          prefix=REASON_PREFIX, scontrol="scontrol"):
     """Actions (as data) that bring Slurm in line with the verdict. Nothing is executed here.
 
-    Returns {actions, skipped, resumable, would_drain, refused, partition_size, limit}:
+    Returns {actions, untouched, resumable, would_drain, refused, partition_size, limit}:
       actions: [{node, action ('drain'|'resume'), reason, argv, before: {state, reason}, after: {state, reason}}]
-      skipped: [{host, why}] failed or passing hosts left alone (foreign reason, not a Slurm node, ...)
+      untouched: [{host, why}] failed or passing hosts left alone (foreign reason, not a Slurm node, ...)
       resumable: nodes drained by us that now pass (resumed only when resume=True)
       would_drain: every node the verdict asks to drain this run
       refused: None, or one sentence when the plan must not run (systemic verdict, guard); then actions is [].
@@ -250,7 +250,7 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
     all_by_name, all_short = _index(nodes)
     out = {
         "actions": [],
-        "skipped": [],
+        "untouched": [],
         "resumable": [],
         "would_drain": [],
         "refused": None,
@@ -259,7 +259,7 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
     }
 
     def skip(host, why):
-        out["skipped"].append({"host": host, "why": why})
+        out["untouched"].append({"host": host, "why": why})
 
     drains = []
     for host in sorted(verdict["failed"]):
@@ -333,15 +333,15 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
 
 
 def describe_plan(result):
-    """One line per action and skip, for the task's message and the diff."""
+    """One line per action and node left alone, for the task's message and the diff."""
     lines = []
     for action in result["actions"]:
         if action["action"] == "drain":
             lines.append("drain %s: %s" % (action["node"], action["reason"]))
         else:
             lines.append("resume %s (was: %s)" % (action["node"], action["before"]["reason"]))
-    for item in result["skipped"]:
-        lines.append("skip %s: %s" % (item["host"], item["why"]))
+    for item in result["untouched"]:
+        lines.append("leave %s: %s" % (item["host"], item["why"]))
     return lines
 
 

@@ -15,8 +15,8 @@ version_added: 0.2.0
 description:
   - Reads the nodes with C(scontrol show node --oneliner), plans with the collection's C(slurm) module_utils and
     runs one C(scontrol update) per action, as an argv list.
-  - Drains every failed host of the verdict that is in service, with the reason
-    C(ibtune: <reason of the verdict> <YYYY-MM-DD>) (the C(ibtune:) prefix is the collection's namespace).
+  - "Drains every failed host of the verdict that is in service, with the reason
+    C(ibtune: <reason of the verdict> <YYYY-MM-DD>) (the C(ibtune:) prefix is the collection's namespace)."
   - Never changes a node that is drained, down, failed or reserved for a reason that does not start with
     C(ibtune:), and never overwrites such a reason.
   - Resumes a node only when its reason is ours, the verdict lists it as passed and O(resume=true).
@@ -102,7 +102,7 @@ actions:
       argv: [scontrol, update, NodeName=gpu017, State=DRAIN, "Reason=ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"]
       before: {state: IDLE, reason: null}
       after: {state: IDLE+DRAIN, reason: "ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"}
-skipped:
+untouched:
   description: Hosts of the verdict left alone, with why (foreign reason, already ours, not a Slurm node...).
   returned: always
   type: list
@@ -132,7 +132,7 @@ nodes:
   type: list
   elements: dict
 msg:
-  description: One line per action and skip, or the sentence why the plan was refused.
+  description: One line per action and node left alone, or the sentence why the plan was refused.
   returned: always
   type: str
 """
@@ -152,18 +152,23 @@ def _load_verdict(module):
         with open(path) as handle:
             return slurm.verdict_from_report(json.load(handle))
     except (IOError, OSError) as exc:
-        module.fail_json(msg="Cannot read the fabric report %s (%s): run fabric_validate first or point report at "
-                         "its report.json." % (path, exc))
+        module.fail_json(
+            msg="Cannot read the fabric report %s (%s): run fabric_validate first or point report at "
+            "its report.json." % (path, exc)
+        )
     except ValueError as exc:
-        module.fail_json(msg="The fabric report %s is not JSON (%s): give the report.json fabric_report wrote."
-                         % (path, exc))
+        module.fail_json(
+            msg="The fabric report %s is not JSON (%s): give the report.json fabric_report wrote." % (path, exc)
+        )
 
 
 def _scontrol(module, argv):
     rc, out, err = module.run_command(argv)
     if rc != 0:
-        module.fail_json(msg="%s failed (rc=%d: %s): run it on the slurmctld host as root or SlurmUser."
-                         % (" ".join(argv[:3]), rc, (err or out).strip()))
+        module.fail_json(
+            msg="%s failed (rc=%d: %s): run it on the slurmctld host as root or SlurmUser."
+            % (" ".join(argv[:3]), rc, (err or out).strip())
+        )
     return out
 
 
@@ -187,17 +192,23 @@ def main():
     nodes = slurm.parse_show_node(_scontrol(module, [params["scontrol"], "show", "node", "--oneliner"]))
     max_drain = params["max_drain"] if params["max_drain"] >= 0 else None
     try:
-        result = slurm.plan(nodes, verdict, time.strftime("%Y-%m-%d", time.gmtime()), partition=params["partition"],
-                            max_drain_fraction=params["max_drain_fraction"], max_drain=max_drain,
-                            resume=params["resume"], scontrol=params["scontrol"])
+        result = slurm.plan(
+            nodes,
+            verdict,
+            time.strftime("%Y-%m-%d", time.gmtime()),
+            partition=params["partition"],
+            max_drain_fraction=params["max_drain_fraction"],
+            max_drain=max_drain,
+            resume=params["resume"],
+            scontrol=params["scontrol"],
+        )
     except ValueError as exc:
         module.fail_json(msg="slurm_remediate: %s." % exc)
     refused = result.pop("refused")
     result["nodes"] = [dict((k, n[k]) for k in ("name", "state", "flags", "reason", "partitions")) for n in nodes]
     if refused:
         module.fail_json(msg=refused, changed=False, **result)
-    out = dict(changed=bool(result["actions"]), msg="\n".join(slurm.describe_plan(result)) or "nothing to do",
-               **result)
+    out = dict(changed=bool(result["actions"]), msg="\n".join(slurm.describe_plan(result)) or "nothing to do", **result)
     if module._diff:
         out["diff"] = slurm.diff_text(result, nodes)
     if not module.check_mode:

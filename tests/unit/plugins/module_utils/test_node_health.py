@@ -141,6 +141,12 @@ def test_bad_config_exits_2_naming_the_problem(tmp_path, config, message):
     assert rc == 2 and message in out
 
 
+def test_ports_as_ib_facts_lists_them():
+    ports = node_health.normalise_config({"ports": ["mlx5_0:1", "mlx5_bond_0:2"], "rate_gbps": 400})["ports"]
+    assert ports == [{"device": "mlx5_0", "port": 1, "rate_gbps": 400.0, "width": 0},
+                     {"device": "mlx5_bond_0", "port": 2, "rate_gbps": 400.0, "width": 0}]
+
+
 def test_missing_config_and_bad_usage(tmp_path):
     rc, out = _main(["--config", str(tmp_path / "none.json")])
     assert rc == 2 and "cannot read" in out

@@ -128,7 +128,7 @@ def test_drains_a_failed_node_with_our_reason_and_leaves_foreign_ones():
                               "Reason=ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"]
     assert action["before"] == {"state": "IDLE", "reason": None}
     assert action["after"] == {"state": "IDLE+DRAIN", "reason": action["reason"]}
-    skipped = dict((s["host"], s["why"]) for s in result["skipped"])
+    skipped = dict((s["host"], s["why"]) for s in result["untouched"])
     assert "admin: replacing DIMM B2" in skipped["ibt-slurm-n2"] and "not ours" in skipped["ibt-slurm-n2"]
     assert "admin: PSU failed" in skipped["ibt-slurm-n3"]
 
@@ -138,7 +138,7 @@ def test_second_run_on_our_drained_node_plans_nothing():
     verdict = _verdict({"ibt-slurm-n1": "bad link mlx5_1 again, other figures"})
     result = slurm.plan(nodes, verdict, "2026-12-02", max_drain_fraction=0.5)
     assert result["actions"] == [] and result["refused"] is None
-    assert "already drained by ibtune" in result["skipped"][0]["why"]
+    assert "already drained by ibtune" in result["untouched"][0]["why"]
 
 
 def test_resume_only_our_nodes_and_only_when_asked():
@@ -149,7 +149,7 @@ def test_resume_only_our_nodes_and_only_when_asked():
     result = slurm.plan(nodes, verdict, TODAY, resume=True)
     assert [(a["node"], a["action"], a["argv"][-1]) for a in result["actions"]] == [
         ("ibt-slurm-n1", "resume", "State=RESUME")]
-    skipped = dict((s["host"], s["why"]) for s in result["skipped"])
+    skipped = dict((s["host"], s["why"]) for s in result["untouched"])
     assert "not resumed" in skipped["ibt-slurm-n2"] and "not resumed" in skipped["ibt-slurm-n3"]
 
 
@@ -195,7 +195,7 @@ def test_partition_scope_and_unknown_hosts():
     nodes[0] = dict(nodes[0], partitions=["gpu"])
     verdict = _verdict({"ibt-slurm-n1": "x", "login01": "y"})
     result = slurm.plan(nodes, verdict, TODAY, partition="debug", max_drain_fraction=1.0)
-    skipped = dict((s["host"], s["why"]) for s in result["skipped"])
+    skipped = dict((s["host"], s["why"]) for s in result["untouched"])
     assert skipped == {"ibt-slurm-n1": "not in partition debug", "login01": "not a Slurm node"}
     with pytest.raises(ValueError, match="partition 'nope' has no nodes"):
         slurm.plan(nodes, verdict, TODAY, partition="nope")
