@@ -325,3 +325,18 @@ def test_browser_check_names_a_missing_report_file(tmp_path):
     assert problem == "%s is missing: run fabric_report (or scripts/browser_reports.py) to write it first" % (
         tmp_path / "report.html"
     )
+
+
+def test_a_pair_that_measured_nothing_is_a_crossed_failing_cell_with_its_sentence():
+    results = lab_results(degraded=False)
+    sentence = "couldn't connect to ibt-lab-node4 port 18515: is the server up?"
+    target = results[0]
+    target.update(bw_avg_gbps=None, bw_peak_gbps=None, passed=False, failure=sentence)
+    report = R.build_report(results, run_id="dead", now=NOW)
+    root = dom(to_html(report))
+    (cell,) = by_class(root, "cell-fail")
+    assert (cell.attrs["data-server"], cell.attrs["data-client"]) == (target["server"], target["client"])
+    assert cell.attrs["fill"] == "url(#p-none)" and "cn" in cell.classes()
+    tip = [n for n in cell.walk() if n.tag == "title"][0].all_text()
+    assert sentence in tip and "- Gb/s" in tip
+    assert BC.check_dom(report, root) == []
