@@ -29,8 +29,21 @@ _REASON_SUFFIX_RE = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\]\s]+)@(?P<time
 
 # Base states whose node is out of service on its own; flags that take a node out of service.
 _HELD_BASES = ("DOWN", "FAIL", "FUTURE")
-_HELD_FLAGS = ("DRAIN", "DRAINING", "DRAINED", "FAIL", "FAILING", "MAINTENANCE", "MAINT", "RESERVED", "REBOOT_REQUESTED",
-               "REBOOT_ISSUED", "POWERED_DOWN", "POWER_DOWN", "POWERING_DOWN")
+_HELD_FLAGS = (
+    "DRAIN",
+    "DRAINING",
+    "DRAINED",
+    "FAIL",
+    "FAILING",
+    "MAINTENANCE",
+    "MAINT",
+    "RESERVED",
+    "REBOOT_REQUESTED",
+    "REBOOT_ISSUED",
+    "POWERED_DOWN",
+    "POWER_DOWN",
+    "POWERING_DOWN",
+)
 
 
 def _split_fields(line):
@@ -42,12 +55,12 @@ def _split_fields(line):
         match = matches[index]
         key = match.group(1)
         if key == "Reason":
-            fields.append((key, line[match.end():].rstrip()))
+            fields.append((key, line[match.end() :].rstrip()))
             break
         end = matches[index + 1].start() if index + 1 < len(matches) else len(line)
         # a key inside a value ("CfgTRES=cpu=2,mem=1M") is preceded by "=" or ",", never by a space, so
         # every match here is a real field; the value runs to the next one.
-        fields.append((key, line[match.end():end].rstrip()))
+        fields.append((key, line[match.end() : end].rstrip()))
         index += 1
     return fields
 
@@ -146,7 +159,7 @@ def drain_reason(reason, today, prefix=REASON_PREFIX):
     """'ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01': one line, our prefix, the date."""
     text = " ".join((reason or "failed fabric validation").split())
     if text.startswith(prefix):
-        text = text[len(prefix):].strip()
+        text = text[len(prefix) :].strip()
     return "%s %s %s" % (prefix, text, today)
 
 
@@ -225,8 +238,17 @@ def guard_limit(partition_size, max_drain_fraction, max_drain=None):
     return limit
 
 
-def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drain=None, resume=False,
-         prefix=REASON_PREFIX, scontrol="scontrol"):
+def plan(
+    nodes,
+    verdict,
+    today,
+    partition=None,
+    max_drain_fraction=0.1,
+    max_drain=None,
+    resume=False,
+    prefix=REASON_PREFIX,
+    scontrol="scontrol",
+):
     """Actions (as data) that bring Slurm in line with the verdict. Nothing is executed here.
 
     Returns {actions, untouched, resumable, would_drain, refused, partition_size, limit}:
@@ -237,13 +259,16 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
       refused: None, or one sentence when the plan must not run (systemic verdict, guard); then actions is [].
     """
     if not 0 <= max_drain_fraction <= 1:
-        raise ValueError("max_drain_fraction must be between 0 and 1 (0.1 = 10%% of the partition), got %r"
-                         % max_drain_fraction)
+        raise ValueError(
+            "max_drain_fraction must be between 0 and 1 (0.1 = 10%% of the partition), got %r" % max_drain_fraction
+        )
     if partition:
         members = [n for n in nodes if partition in n["partitions"]]
         if not members:
-            raise ValueError("partition %r has no nodes in `scontrol show node`: give a partition Slurm knows "
-                             "(sinfo lists them) or none for the whole cluster" % partition)
+            raise ValueError(
+                "partition %r has no nodes in `scontrol show node`: give a partition Slurm knows "
+                "(sinfo lists them) or none for the whole cluster" % partition
+            )
     else:
         members = list(nodes)
     by_name, short = _index(members)
@@ -274,8 +299,11 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
             if is_ours(node["reason"], prefix):
                 skip(node["name"], "already drained by ibtune (%s)" % node["reason"])
             else:
-                skip(node["name"], "left alone: %s for a reason that is not ours (%s)"
-                     % (node["state_text"], node["reason"] or "no reason"))
+                skip(
+                    node["name"],
+                    "left alone: %s for a reason that is not ours (%s)"
+                    % (node["state_text"], node["reason"] or "no reason"),
+                )
             continue
         reason = drain_reason(verdict["failed"][host], today, prefix)
         drains.append(
@@ -296,8 +324,11 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
         if node is None or not is_held(node):
             continue
         if not is_ours(node["reason"], prefix):
-            skip(node["name"], "passes, but %s for a reason that is not ours (%s): not resumed"
-                 % (node["state_text"], node["reason"] or "no reason"))
+            skip(
+                node["name"],
+                "passes, but %s for a reason that is not ours (%s): not resumed"
+                % (node["state_text"], node["reason"] or "no reason"),
+            )
             continue
         out["resumable"].append(node["name"])
         if resume:
@@ -324,8 +355,15 @@ def plan(nodes, verdict, today, partition=None, max_drain_fraction=0.1, max_drai
             "Refusing to drain %d of %d nodes in %s (%s), more than the guard allows (%d: max_drain_fraction=%s%s): "
             "a failure this wide is likely the fabric, not the nodes; check the verdict, then raise the limit or "
             "drain by hand."
-            % (len(drains), len(members), where, ", ".join(a["node"] for a in drains), out["limit"],
-               max_drain_fraction, "" if max_drain is None else ", max_drain=%d" % max_drain)
+            % (
+                len(drains),
+                len(members),
+                where,
+                ", ".join(a["node"] for a in drains),
+                out["limit"],
+                max_drain_fraction,
+                "" if max_drain is None else ", max_drain=%d" % max_drain,
+            )
         )
         return out
     out["actions"] = drains + resumes
@@ -411,8 +449,10 @@ def render_topology(leaves, spine="spine", header=None):
         if isinstance(hosts, str):
             hosts = [hosts]
         if not _SWITCH_NAME_RE.match(str(leaf)) or str(leaf) == spine:
-            raise ValueError("switch name %r cannot be used in topology.conf: use letters, digits, '-', '_' or '.' "
-                             "and a name other than the spine's (%s)" % (leaf, spine))
+            raise ValueError(
+                "switch name %r cannot be used in topology.conf: use letters, digits, '-', '_' or '.' "
+                "and a name other than the spine's (%s)" % (leaf, spine)
+            )
         if not hosts:
             raise ValueError("leaf %s has no hosts: drop it or give it its hosts" % leaf)
         for host in hosts:
@@ -420,8 +460,10 @@ def render_topology(leaves, spine="spine", header=None):
             if not _SWITCH_NAME_RE.match(host):
                 raise ValueError("host %r under leaf %s is not a Slurm node name" % (host, leaf))
             if host in seen and seen[host] != leaf:
-                raise ValueError("host %s is under two leaves (%s and %s): a node hangs off one leaf in a tree"
-                                 % (host, seen[host], leaf))
+                raise ValueError(
+                    "host %s is under two leaves (%s and %s): a node hangs off one leaf in a tree"
+                    % (host, seen[host], leaf)
+                )
             seen[host] = leaf
         lines.append("SwitchName=%s Nodes=%s" % (leaf, compress_hostlist([str(h) for h in hosts])))
     if len(leaves) > 1:

@@ -99,7 +99,12 @@ actions:
     - node: gpu017
       action: drain
       reason: "ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"
-      argv: [scontrol, update, NodeName=gpu017, State=DRAIN, "Reason=ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"]
+      argv:
+        - scontrol
+        - update
+        - NodeName=gpu017
+        - State=DRAIN
+        - "Reason=ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"
       before: {state: IDLE, reason: null}
       after: {state: IDLE+DRAIN, reason: "ibtune: bad link mlx5_3 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"}
 untouched:

@@ -13,10 +13,16 @@ from tests.lab.sysfs_tree import build_tree, load_spec
 
 HEALTHY = {
     "devices": {
-        "mlx5_0": {"pci": "0000:18:00.0", "ports": {"1": {"rate": "400 Gb/sec (4X NDR)"}},
-                   "pcie": {"speed": "32.0 GT/s PCIe", "width": 16, "max_speed": "32.0 GT/s PCIe", "max_width": 16}},
-        "mlx5_1": {"pci": "0000:2a:00.0", "ports": {"1": {"rate": "400 Gb/sec (4X NDR)"}},
-                   "pcie": {"speed": "32.0 GT/s PCIe", "width": 16, "max_speed": "32.0 GT/s PCIe", "max_width": 16}},
+        "mlx5_0": {
+            "pci": "0000:18:00.0",
+            "ports": {"1": {"rate": "400 Gb/sec (4X NDR)"}},
+            "pcie": {"speed": "32.0 GT/s PCIe", "width": 16, "max_speed": "32.0 GT/s PCIe", "max_width": 16},
+        },
+        "mlx5_1": {
+            "pci": "0000:2a:00.0",
+            "ports": {"1": {"rate": "400 Gb/sec (4X NDR)"}},
+            "pcie": {"speed": "32.0 GT/s PCIe", "width": 16, "max_speed": "32.0 GT/s PCIe", "max_width": 16},
+        },
     }
 }
 GOOD_NCCL = "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\nNCCL_IB_TIMEOUT=22\n"
@@ -74,16 +80,20 @@ def test_rate_and_width_below_expected(node):
     assert (rc, out) == (1, "mlx5_0 port 1 rate 200 Gb/s < 400\n")
     cfg = dict(node["config"], rate_gbps=0)
     assert node_health.check_ports(node["root"], node_health.normalise_config(cfg)["ports"]) == [
-        "mlx5_0 port 1 width 2X < 4X"]
+        "mlx5_0 port 1 width 2X < 4X"
+    ]
 
 
 def test_pcie_degraded_on_the_corpus_shaped_mixed_node(tmp_path):
     root = build_tree(str(tmp_path / "sys"), load_spec(str(FIXTURES / "sysfs" / "mixed-node.json")))
     assert node_health.check_pcie(root, ["mlx5_0", "mlx5_1"]) == [
-        "mlx5_1 PCIe link degraded: 16 GT/s x8 of 16 GT/s x16"]
+        "mlx5_1 PCIe link degraded: 16 GT/s x8 of 16 GT/s x16"
+    ]
     ports = node_health.normalise_config({"ports": [{"device": "mlx5_2"}, {"device": "mlx5_9"}]})["ports"]
     assert node_health.check_ports(root, ports) == [
-        "mlx5_2 port 1 is DOWN/Polling, expected ACTIVE/LinkUp", "mlx5_9 port 1 is missing (no such RDMA port)"]
+        "mlx5_2 port 1 is DOWN/Polling, expected ACTIVE/LinkUp",
+        "mlx5_9 port 1 is missing (no such RDMA port)",
+    ]
 
 
 def test_counters_compare_with_the_last_run(node):
@@ -121,8 +131,10 @@ def test_more_problems_are_counted_and_listed_with_all(node):
     os.rmdir(os.path.join(node["root"], "module", "nvidia_peermem"))
     rc, out = _main(["--config", node["path"], "--all"])
     assert rc == 1
-    assert out.splitlines() == ["mlx5_1 port 1 is DOWN/LinkUp, expected ACTIVE/LinkUp (+1 more)",
-                                "GPUDirect RDMA module nvidia_peermem is not loaded"]
+    assert out.splitlines() == [
+        "mlx5_1 port 1 is DOWN/LinkUp, expected ACTIVE/LinkUp (+1 more)",
+        "GPUDirect RDMA module nvidia_peermem is not loaded",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -143,8 +155,10 @@ def test_bad_config_exits_2_naming_the_problem(tmp_path, config, message):
 
 def test_ports_as_ib_facts_lists_them():
     ports = node_health.normalise_config({"ports": ["mlx5_0:1", "mlx5_bond_0:2"], "rate_gbps": 400})["ports"]
-    assert ports == [{"device": "mlx5_0", "port": 1, "rate_gbps": 400.0, "width": 0},
-                     {"device": "mlx5_bond_0", "port": 2, "rate_gbps": 400.0, "width": 0}]
+    assert ports == [
+        {"device": "mlx5_0", "port": 1, "rate_gbps": 400.0, "width": 0},
+        {"device": "mlx5_bond_0", "port": 2, "rate_gbps": 400.0, "width": 0},
+    ]
 
 
 def test_missing_config_and_bad_usage(tmp_path):

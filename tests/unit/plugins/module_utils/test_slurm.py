@@ -104,8 +104,10 @@ def test_verdict_from_new_report_keys():
 
 
 def test_verdict_from_old_report_uses_suspects_then_failed_pairs():
-    old = {"suspect_nodes": [{"host": "n4", "verdict": "bad_node", "devices": ["mlx5_0"]}],
-           "failed_pairs": [{"server": "n4", "client": "n5", "test": "write"}]}
+    old = {
+        "suspect_nodes": [{"host": "n4", "verdict": "bad_node", "devices": ["mlx5_0"]}],
+        "failed_pairs": [{"server": "n4", "client": "n5", "test": "write"}],
+    }
     assert slurm.verdict_from_report(old)["failed"] == {"n4": "bad node mlx5_0"}
     pairs_only = {"suspect_nodes": [], "failed_pairs": [{"server": "n4", "client": "n5", "test": "write"}]}
     assert sorted(slurm.verdict_from_report(pairs_only)["failed"]) == ["n4", "n5"]
@@ -117,15 +119,25 @@ def test_verdict_from_old_report_uses_suspects_then_failed_pairs():
 
 def test_drains_a_failed_node_with_our_reason_and_leaves_foreign_ones():
     nodes = _nodes("show-node-admin-drain-down.txt")
-    verdict = _verdict({"ibt-slurm-n1": "bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s)",
-                        "ibt-slurm-n2": "counters", "ibt-slurm-n3": "unreachable"})
+    verdict = _verdict(
+        {
+            "ibt-slurm-n1": "bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s)",
+            "ibt-slurm-n2": "counters",
+            "ibt-slurm-n3": "unreachable",
+        }
+    )
     result = slurm.plan(nodes, verdict, TODAY, max_drain_fraction=0.5)
     assert result["refused"] is None
     assert [(a["node"], a["action"]) for a in result["actions"]] == [("ibt-slurm-n1", "drain")]
     action = result["actions"][0]
     assert action["reason"] == "ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"
-    assert action["argv"] == ["scontrol", "update", "NodeName=ibt-slurm-n1", "State=DRAIN",
-                              "Reason=ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01"]
+    assert action["argv"] == [
+        "scontrol",
+        "update",
+        "NodeName=ibt-slurm-n1",
+        "State=DRAIN",
+        "Reason=ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s) 2026-12-01",
+    ]
     assert action["before"] == {"state": "IDLE", "reason": None}
     assert action["after"] == {"state": "IDLE+DRAIN", "reason": action["reason"]}
     skipped = dict((s["host"], s["why"]) for s in result["untouched"])
@@ -148,7 +160,8 @@ def test_resume_only_our_nodes_and_only_when_asked():
     assert without["actions"] == [] and without["resumable"] == ["ibt-slurm-n1"]
     result = slurm.plan(nodes, verdict, TODAY, resume=True)
     assert [(a["node"], a["action"], a["argv"][-1]) for a in result["actions"]] == [
-        ("ibt-slurm-n1", "resume", "State=RESUME")]
+        ("ibt-slurm-n1", "resume", "State=RESUME")
+    ]
     skipped = dict((s["host"], s["why"]) for s in result["untouched"])
     assert "not resumed" in skipped["ibt-slurm-n2"] and "not resumed" in skipped["ibt-slurm-n3"]
 
@@ -241,8 +254,9 @@ def test_compress_hostlist(names, expected):
 
 def test_render_topology_tree():
     text = slurm.render_topology({"leaf2": ["node03", "node04"], "leaf1": ["node01", "node02"]})
-    assert text == ("SwitchName=leaf1 Nodes=node[01-02]\nSwitchName=leaf2 Nodes=node[03-04]\n"
-                    "SwitchName=spine Switches=leaf[1-2]\n")
+    assert text == (
+        "SwitchName=leaf1 Nodes=node[01-02]\nSwitchName=leaf2 Nodes=node[03-04]\nSwitchName=spine Switches=leaf[1-2]\n"
+    )
     assert slurm.render_topology({"leaf1": ["n1"]}) == "SwitchName=leaf1 Nodes=n1\n"
 
 
