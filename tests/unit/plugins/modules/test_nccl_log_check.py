@@ -77,3 +77,16 @@ def test_textfile(tmp_path):
     assert result["changed"] is False and list(other.iterdir()) == []
     result = run_module(nccl_log_check, {"paths": [str(RENDERED)], "textfile_dir": str(tmp_path / "missing")})
     assert result.failed and "is not a directory" in result["msg"]
+
+
+def test_one_gpu_h200_logs_of_the_2026_12_01_proof():
+    """One rank on the lent 1x H200: NCCL still inits its network, so the log check reads the real log the same way."""
+    rendered = NCCL / "h200x1-torch-rendered-ib-profile-nccl2.28.9.log"
+    result = run_module(nccl_log_check, {"paths": [str(rendered)], "expect_transport": "Socket"})
+    assert not result.failed, result["msg"]
+    assert result["transport"] == "Socket" and result["fallback"] is True
+    assert result["nccl_versions"] == ["2.28.9+cuda13.0"]
+    result = run_module(
+        nccl_log_check, {"paths": [str(NCCL / "h200x1-torch-socket-profile-nccl2.28.9.log")], "expect_transport": "IB"}
+    )
+    assert result.failed and "because NCCL_IB_DISABLE=1 was set" in result["msg"]
