@@ -47,6 +47,7 @@ DEFAULTS = {
     "link_layer": "",
     "scontrol": "/usr/bin/scontrol",
     "node_name": "",
+    "drain": False,
 }
 SCONTROL_TIMEOUT_S = 4
 
@@ -249,7 +250,7 @@ def _run(argv):
     except OSError as exc:
         return 127, str(exc)
     try:
-        out, _ = proc.communicate(timeout=SCONTROL_TIMEOUT_S)
+        out = proc.communicate(timeout=SCONTROL_TIMEOUT_S)[0]
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -257,18 +258,20 @@ def _run(argv):
     return proc.returncode, out.decode("utf-8", "replace")
 
 
-USAGE = "usage: ibtune-node-health [--config PATH] [--drain] [--all]"
+USAGE = "usage: ibtune-node-health [--config PATH] [--drain | --no-drain] [--all]"
 
 
 def main(argv=None, run=None, stdout=None):
     """Exit status 0 and 'OK' when healthy; 1 and the first problem when not; 2 on a bad config or usage."""
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = stdout or sys.stdout
-    path, drain, show_all = DEFAULT_CONFIG_PATH, False, False
+    path, drain, show_all = DEFAULT_CONFIG_PATH, None, False
     while argv:
         arg = argv.pop(0)
         if arg == "--drain":
             drain = True
+        elif arg == "--no-drain":
+            drain = False
         elif arg == "--all":
             show_all = True
         elif arg == "--config" and argv:
@@ -281,6 +284,8 @@ def main(argv=None, run=None, stdout=None):
     except ConfigError as exc:
         stdout.write("ibtune-node-health: %s: fix the config (the node_health role writes it)\n" % exc)
         return 2
+    if drain is None:  # HealthCheckProgram takes no arguments: the config can ask for the drain
+        drain = bool(config["drain"])
     problems = run_checks(config)
     if not problems:
         stdout.write("OK\n")

@@ -196,6 +196,17 @@ def test_drain_own_node_with_our_reason(node):
     assert update[4].startswith("Reason=ibtune: node-health: mlx5_1 port 1 is DOWN/LinkUp, expected ACTIVE/LinkUp 20")
 
 
+def test_config_drain_for_health_check_program_and_no_drain_override(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    with open(node["path"], "w") as handle:
+        json.dump(dict(node["config"], drain=True), handle)
+    scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))
+    rc, out = _main(["--config", node["path"], "--no-drain"], run=scontrol)
+    assert rc == 1 and scontrol.calls == [] and "drained" not in out
+    rc, out = _main(["--config", node["path"]], run=scontrol)
+    assert rc == 1 and out.endswith("; drained ibt-slurm-n2\n") and scontrol.calls[-1][3] == "State=DRAIN"
+
+
 def test_drain_leaves_a_node_slurm_already_holds(node):
     _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
     scontrol = Scontrol(_line("show-node-admin-drain-down.txt", "ibt-slurm-n2"))  # admin drained
