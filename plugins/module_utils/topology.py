@@ -524,6 +524,17 @@ def map_rails(topo, hosts, index=None):
     return {"rails": rails, "missing": missing}
 
 
+def hosts_from_facts(facts):
+    """{host: ibtune_rdma facts (ib_facts)} -> {host: {device: node_guid}}; hosts without devices are left out."""
+    out = {}
+    for host, fact in sorted((facts or {}).items()):
+        devices = (fact or {}).get("devices") or {}
+        rails = dict((dev, info.get("node_guid")) for dev, info in devices.items() if (info or {}).get("node_guid"))
+        if rails:
+            out[host] = rails
+    return out
+
+
 def host_order(rail_map):
     """Hosts ordered by the leaf switch and port of their first rail (hosts not found last)."""
     keys = []

@@ -68,6 +68,12 @@ options:
         (C(0c42:a103:0065:3e1c) as C(ib_facts) gives them, or C(0x...)).
     type: dict
     default: {}
+  facts:
+    description:
+      - C({host: ansible_facts.ibtune_rdma}) as M(ibtune.fabric.ib_facts) sets it; every device's C(node_guid)
+        is mapped like O(hosts) (O(hosts) wins for a host given in both).
+    type: dict
+    default: {}
   golden:
     description:
       - A golden topology to compare with; an earlier result of this module (its C(switches), C(cas),
@@ -234,7 +240,13 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils import ib_switch_counters as swc
 from ansible_collections.ibtune.fabric.plugins.module_utils.process import run_once
-from ansible_collections.ibtune.fabric.plugins.module_utils.topology import CHECKS, analyse, load_golden, parse_lfts
+from ansible_collections.ibtune.fabric.plugins.module_utils.topology import (
+    CHECKS,
+    analyse,
+    hosts_from_facts,
+    load_golden,
+    parse_lfts,
+)
 
 
 def _read(module, path, what):
@@ -289,6 +301,7 @@ def main():
             counters_previous=dict(type="dict"),
             counter_thresholds=dict(type="dict", default={}),
             hosts=dict(type="dict", default={}),
+            facts=dict(type="dict", default={}),
             golden=dict(type="raw"),
             golden_path=dict(type="path"),
             rail_alignment=dict(type="bool", default=True),
@@ -322,12 +335,14 @@ def main():
     elif p["switch_counters"]:
         outputs["ibqueryerrors"] = _tool(module, "ibqueryerrors")
     golden = _read(module, p["golden_path"], "golden topology") if p["golden_path"] else p["golden"]
+    hosts = hosts_from_facts(p["facts"])
+    hosts.update(p["hosts"] or {})
     try:
         golden = load_golden(golden)
         result = analyse(
             outputs["ibnetdiscover"],
             outputs.get("iblinkinfo"),
-            p["hosts"],
+            hosts,
             golden,
             p["rail_groups"],
             p["checks"],

@@ -26,7 +26,7 @@ def test_saved_outputs_healthy_with_rails_routes_and_counters(tmp_path):
         "routes_path": _plain(tmp_path, "ndr582-sim.dump_lfts.gz"),
         "errors_path": _plain(tmp_path, "ndr582-sim.ibqueryerrors"),
         "golden_path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"),
-        "hosts": {"a08-p1-dgx-04-c17": {"mlx5_5": "e09d:7303:007a:5a68"}},
+        "facts": {"a08-p1-dgx-04-c17": {"devices": {"mlx5_5": {"node_guid": "e09d:7303:007a:5a68"}}}, "nodev": {}},
         "checks": ["port_down", "drift", "missing_rail", "link_below_norm"],
         "fail_on_findings": True,
     }
