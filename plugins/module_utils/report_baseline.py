@@ -55,10 +55,13 @@ def baseline_median(baseline, key, test):
 def _measurements(results):
     """One measurement per (link, test): the first pass wins over a retest of the same link."""
     chosen = {}
-    for res in sorted(results, key=lambda r: r["pass"]):
+    for res in results:
         if res["bw_avg_gbps"] is None:
             continue
-        chosen.setdefault((res["link"], res["test"]), res)
+        key = (res["link"], res["test"])
+        current = chosen.get(key)
+        if current is None or res["pass"] < current["pass"]:
+            chosen[key] = res
     return chosen
 
 
@@ -67,6 +70,8 @@ def find_regressions(results, baseline, tolerance):
     bw < (1 - tolerance) x median of the link's history; also the baseline median per (link, test)."""
     regressions = []
     medians = {}
+    if not (baseline or {}).get("links"):
+        return regressions, medians
     for (key, test), res in sorted(_measurements(results).items()):
         median = baseline_median(baseline, key, test)
         if median is None:

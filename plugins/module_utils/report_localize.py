@@ -22,33 +22,33 @@ NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", 
 
 
 def _host_outcomes(results):
-    """First-pass results -> (failed partners per host, passed partners per host, failing role
-    counts per host)."""
-    failed = {}
-    passed = {}
-    roles = {}
+    """First-pass results -> (failed partners per host, hosts with a passed pair, failing role counts
+    per host)."""
+    passing = set()
+    failed_results = []
     for item in results:
-        pass_no = item.get("pass")
-        if pass_no not in (None, 1, "1", ""):
+        if item.get("pass") not in (None, 1, "1", ""):
             continue
-        server, client = item.get("server"), item.get("client")
-        if not server or not client:
+        if not item.get("server") or not item.get("client"):
             continue
-        if server not in failed:
-            failed[server] = set()
-            passed[server] = set()
-        if client not in failed:
-            failed[client] = set()
-            passed[client] = set()
         if item.get("passed"):
-            passed[server].add(client)
-            passed[client].add(server)
+            passing.add(item["server"])
+            passing.add(item["client"])
         else:
-            failed[server].add(client)
-            failed[client].add(server)
-            roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
-            roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
-    return failed, passed, roles
+            failed_results.append(item)
+    return _outcomes(failed_results, passing)
+
+
+def _outcomes(failed_results, passing):
+    failed = dict((h, set()) for h in passing)
+    roles = {}
+    for item in failed_results:
+        server, client = item["server"], item["client"]
+        failed.setdefault(server, set()).add(client)
+        failed.setdefault(client, set()).add(server)
+        roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
+        roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
+    return failed, passing, roles
 
 
 def first_pass_suspects(results):
@@ -72,7 +72,10 @@ def _first_pass(results):
     suspect node (in an all_pairs run every node meets the bad node, so "all pairs passed"
     alone would leave no partner to retest with) and that passed at least one pair.
     """
-    failed, passed, roles = _host_outcomes(results)
+    return _first_pass_of(*_host_outcomes(results))
+
+
+def _first_pass_of(failed, passing, roles):
     remaining = dict((h, len(p)) for h, p in failed.items())
     # ties (same number of partners) go to the host with more failed results (e.g. several rails)
     weight = dict((h, -(r["server"] + r["client"])) for h, r in roles.items())
@@ -100,7 +103,7 @@ def _first_pass(results):
                 links.add(tuple(sorted((host, other))))
     in_links = set(h for link in links for h in link)
     known_good = sorted(
-        h for h in failed if h not in nodes and h not in in_links and passed[h] and not (failed[h] - nodes)
+        h for h in failed if h not in nodes and h not in in_links and h in passing and not (failed[h] - nodes)
     )
     return sorted(nodes), sorted(links), known_good, failed, roles
 
@@ -158,10 +161,19 @@ def localize(results, exclude_hosts=()):
     Returns {suspect_nodes, suspect_links, known_good, cleared}.
     """
     exclude_hosts = frozenset(exclude_hosts or ())
-    results = [r for r in results if implicates_link(r, exclude_hosts)]
-    first = [r for r in results if r["pass"] == 1]
-    second = [r for r in results if r["pass"] != 1]
-    nodes1, links1, good, failed = first_pass_suspects(first)
+    passing = set()  # hosts with a passed first-pass pair
+    first = []  # failed first-pass results that implicate the link
+    second = []
+    for res in results:
+        if res["pass"] == 1:
+            if res["passed"]:
+                passing.add(res["server"])
+                passing.add(res["client"])
+            elif implicates_link(res, exclude_hosts):
+                first.append(res)
+        elif implicates_link(res, exclude_hosts):
+            second.append(res)
+    nodes1, links1, good, failed, _roles = _first_pass_of(*_outcomes(first, passing))
     good_set = set(good)
     subjects = set(nodes1)
     for a, b in links1:

@@ -18,7 +18,6 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize imp
     _median,
     fmt_gbps,
     fmt_value,
-    value_of,
 )
 
 SYSTEMIC_SHARE = 0.8  # this share of the pair results failing the same way is a common cause
@@ -61,67 +60,117 @@ def _fmt_fraction(value):
     return ("%.2f" % value).rstrip("0").rstrip(".")
 
 
+def _peer_failure(res, value, median, peers, fraction):
+    if res["kind"] == "latency":
+        return "%s is %s x the %s median of its %d peers on rail %s (%s, limit %s x, min_peer_fraction %s)" % (
+            fmt_value(res, value),
+            _fmt_fraction(value / median),
+            fmt_value(res, median),
+            peers,
+            res["rail"],
+            res["test"],
+            _fmt_fraction(1.0 / fraction),
+            _fmt_fraction(fraction),
+        )
+    return "%s is %s of the %s median of its %d peers on rail %s (%s, min_peer_fraction %s)" % (
+        fmt_value(res, value),
+        _fmt_fraction(value / median),
+        fmt_value(res, median),
+        peers,
+        res["rail"],
+        res["test"],
+        _fmt_fraction(fraction),
+    )
+
+
 def peer_gate(results, min_peer_fraction):
     """Fail (in place) the results that passed their absolute gate but are below min_peer_fraction x
-    the median of their peers: the first-pass results of the same kind, test and rail (a retest is
-    held to the first pass's median). Latency mirrors it: above median / min_peer_fraction fails.
-    Needs MIN_PEERS peers. Sets `peer_median` on every result that had enough peers. Returns the
-    number of results it failed."""
+    the median of their peers: the other first-pass results of the same kind, test and rail (a
+    retest is held to the first pass's median). Latency mirrors it: above median / min_peer_fraction
+    fails. Needs MIN_PEERS peers. A failed result gets `peer_median`. Returns how many it failed."""
     if not min_peer_fraction:
         return 0
-    groups = {}
-    for res in results:
-        value = value_of(res)
-        if res["pass"] == 1 and value is not None:
-            groups.setdefault((res["kind"], res["test"], str(res["rail"])), []).append(value)
-    for values in groups.values():
+    groups = {}  # (kind, test, rail) -> [first-pass values, worst passed value]
+    retests = []
+    for res in results:  # one pass; the members of a group are only looked at again when one may fail
+        if res["pass"] != 1:
+            retests.append(res)
+            continue
+        kind = res["kind"]
+        value = res["t_typical_us"] if kind == "latency" else res["bw_avg_gbps"]
+        if value is None:
+            continue
+        key = (kind, res["test"], res["rail"])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = [[], None]
+        group[0].append(value)
+        if res["passed"]:
+            worst = group[1]
+            if worst is None or (value > worst if kind == "latency" else value < worst):
+                group[1] = value
+    stats = {}
+    suspicious = {}
+    for key, (values, worst) in groups.items():
+        if len(values) - 1 < MIN_PEERS:
+            continue
         values.sort()
-    failed = 0
-    for res in results:
-        value = value_of(res)
-        ordered = groups.get((res["kind"], res["test"], str(res["rail"])))
-        if value is None or not ordered:
+        stats[key] = (values, _median(values))
+        # Leaving one value out moves the median by at most one place: the median of a result's
+        # peers lies within values[half - 1] .. values[half + 1]. A value that clears the bound
+        # against that cannot fail; when the group's worst passed value does, no member can.
+        half = len(values) // 2
+        if worst is None:
             continue
-        own = res["pass"] == 1
-        peers = len(ordered) - (1 if own else 0)
-        if peers < MIN_PEERS:
-            continue
-        median = _median_without(ordered, value) if own else _median(ordered)
-        res["peer_median"] = round(median, 3)
-        if not res["passed"] or not median:
-            continue
-        latency = res["kind"] == "latency"
-        slow = value > median / min_peer_fraction if latency else value < min_peer_fraction * median
-        if not slow:
-            continue
-        failed += 1
-        res["passed"] = False
-        res["failure_kind"] = "slow_vs_peers"
-        if latency:
-            res["failure"] = (
-                "%s is %s x the %s median of its %d peers on rail %s (%s, limit %s x, min_peer_fraction %s)"
-                % (
-                    fmt_value(res, value),
-                    _fmt_fraction(value / median),
-                    fmt_value(res, median),
-                    peers,
-                    res["rail"],
-                    res["test"],
-                    _fmt_fraction(1.0 / min_peer_fraction),
-                    _fmt_fraction(min_peer_fraction),
-                )
-            )
+        if key[0] == "latency":
+            bound = values[half - 1] / min_peer_fraction
+            if worst > bound:
+                suspicious[key] = bound
         else:
-            res["failure"] = "%s is %s of the %s median of its %d peers on rail %s (%s, min_peer_fraction %s)" % (
-                fmt_value(res, value),
-                _fmt_fraction(value / median),
-                fmt_value(res, median),
-                peers,
-                res["rail"],
-                res["test"],
-                _fmt_fraction(min_peer_fraction),
-            )
+            bound = min_peer_fraction * values[half + 1]
+            if worst < bound:
+                suspicious[key] = bound
+    failed = 0
+    if suspicious:
+        for res in results:
+            if res["pass"] != 1 or not res["passed"]:
+                continue
+            key = (res["kind"], res["test"], res["rail"])
+            bound = suspicious.get(key)
+            if bound is None:
+                continue
+            latency = key[0] == "latency"
+            value = res["t_typical_us"] if latency else res["bw_avg_gbps"]
+            if value > bound if latency else value < bound:
+                failed += _peer_check(res, stats[key][0], None, min_peer_fraction)
+    for res in retests:
+        entry = stats.get((res["kind"], res["test"], res["rail"]))
+        if entry is not None:
+            failed += _peer_check(res, entry[0], entry[1], min_peer_fraction)
     return failed
+
+
+def _peer_check(res, ordered, median, fraction):
+    """1 when res (passed so far) is slow against the sorted peer values (its own among them when
+    median is None: then the median of the others is used), else 0."""
+    if not res["passed"]:
+        return 0
+    latency = res["kind"] == "latency"
+    value = res["t_typical_us"] if latency else res["bw_avg_gbps"]
+    if value is None:
+        return 0
+    peers = len(ordered) - (1 if median is None else 0)
+    if median is None:
+        median = _median_without(ordered, value)
+    if not median:
+        return 0
+    if not (value > median / fraction if latency else value < fraction * median):
+        return 0
+    res["passed"] = False
+    res["failure_kind"] = "slow_vs_peers"
+    res["peer_median"] = round(median, 3)
+    res["failure"] = _peer_failure(res, value, median, peers, fraction)
+    return 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,19 +194,18 @@ def _fmt_rate(value):
     return ("%d" % value) if float(value).is_integer() else ("%g" % value)
 
 
-def systemic_cause(results, line_rate_gbps=None, min_gbps=None):
-    """One sentence naming the common cause when >= SYSTEMIC_SHARE of the pair results failed with the
-    same failure kind on at least two links, else None."""
-    total = len(results)
+def systemic_cause(failed, total, line_rate_gbps=None, min_gbps=None):
+    """One sentence naming the common cause when >= SYSTEMIC_SHARE of the `total` pair results failed
+    (`failed`: the failed ones) with the same failure kind on at least two links, else None.
+    `line_rate_gbps` may be a function (asked only when the cause is below_threshold)."""
     if not total:
         return None
     counts = {}
     links = {}
-    for res in results:
-        if not res["passed"]:
-            kind = res["failure_kind"] or "failed"
-            counts[kind] = counts.get(kind, 0) + 1
-            links.setdefault(kind, set()).add(res["link"])
+    for res in failed:
+        kind = res["failure_kind"] or "failed"
+        counts[kind] = counts.get(kind, 0) + 1
+        links.setdefault(kind, set()).add(res["link"])
     if not counts:
         return None
     kind = max(sorted(counts), key=lambda k: counts[k])
@@ -170,10 +218,10 @@ def systemic_cause(results, line_rate_gbps=None, min_gbps=None):
     )
     where = "any host" if every else "most hosts"
     if kind == "below_threshold":
-        failing = [r for r in results if not r["passed"] and r["failure_kind"] == kind]
+        failing = [r for r in failed if r["failure_kind"] == kind]
         measured = _median([r["bw_avg_gbps"] for r in failing if r["bw_avg_gbps"] is not None])
         threshold = _median([r["threshold_gbps"] for r in failing if r["threshold_gbps"] is not None])
-        line_rate = line_rate_of(results, line_rate_gbps)
+        line_rate = line_rate_gbps() if callable(line_rate_gbps) else line_rate_gbps
         if min_gbps is not None and line_rate and float(min_gbps) > line_rate:
             return "min_gbps %s is above the %s Gb/s line rate (%s)" % (
                 _fmt_rate(min_gbps),
@@ -238,10 +286,11 @@ def _missing_rail_hosts(res):
     return ends or [res["server"], res["client"]]
 
 
-def host_verdicts(hosts, results, host_failures, loc, violations, regressions, texts):
-    """(failed_hosts, passed_hosts) over `hosts`: every host is failed unless it has a passing result
-    and no failure. One entry per failed host, its failure_kind the most important reason's, its
-    reason every reason joined. `texts` are the sentence makers {node, link, violation, regression}."""
+def host_verdicts(hosts, failed, passing, host_failures, loc, violations, regressions, texts):
+    """(failed_hosts, passed_hosts) over `hosts`: every host is failed unless it is in `passing` (it
+    has a passed pair result) and has no failure. `failed` are the failed pair results. One entry per
+    failed host, its failure_kind the most important reason's, its reason every reason joined.
+    `texts` are the sentence makers {node, link, violation, regression}."""
     reasons = {}
 
     def add(host, rank, kind, reason):
@@ -259,15 +308,11 @@ def host_verdicts(hosts, results, host_failures, loc, violations, regressions, t
     for link in loc["suspect_links"]:
         for host in (link["server"], link["client"]):
             add(host, 3, "bad_link", texts["link"](link))
-    passing = set()
-    measured = {}
-    for res in results:
+    measured = {}  # failed results per host: a host without a passing result has only those
+    for res in failed:
         for host in (res["server"], res["client"]):
             measured.setdefault(host, []).append(res)
-        if res["passed"]:
-            passing.add(res["server"])
-            passing.add(res["client"])
-        elif res["failure_kind"] == "missing_rail":
+        if res["failure_kind"] == "missing_rail":
             for host in _missing_rail_hosts(res):
                 add(host, 4, "missing_rail", res["failure"])
     for reg in regressions:
