@@ -316,8 +316,11 @@ def _hca_checks(text):
             ], []
         return [], []
     full = [dev for _entry, dev in entries if _FULL_DEVICE_RE.match(dev)]
-    if not full:
+    # The kernel never pads indexes: a name ending in index 0 (mlx5_0) is the prefix of no other device.
+    ambiguous = [dev for dev in full if not re.search(r"(?<![0-9])0$", dev)]
+    if not ambiguous:
         return [], []
+    full = ambiguous
     example = full[0]
     also = "%s0..%s9" % (example, example)
     if all(_FULL_DEVICE_RE.match(dev) for _entry, dev in entries):

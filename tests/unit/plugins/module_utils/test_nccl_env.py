@@ -164,6 +164,8 @@ def test_deprecated_names_warn_with_replacement():
         ({"NCCL_NET_GDR_LEVEL": 7}, "NCCL_NET_GDR_LEVEL", "which NCCL reads as SYS"),
         ({"NCCL_IB_TC": "0152"}, "NCCL_IB_TC", "octal 106: write 106"),
         ({"NCCL_IB_HCA": "mlx5_1:1,mlx5_2:1"}, "NCCL_IB_HCA", "write =mlx5_1:1,mlx5_2:1 for an exact list"),
+        ({"NCCL_IB_HCA": "mlx5_0:1,mlx5_1:1"}, "NCCL_IB_HCA", "full device name mlx5_1 as a prefix"),
+        ({"NCCL_IB_HCA": "mlx5_10"}, "NCCL_IB_HCA", "mlx5_100..mlx5_109"),
         ({"NCCL_IB_HCA": "mlx5,mlx5_1"}, "NCCL_IB_HCA", "name every device in full"),
         ({"NCCL_IB_HCA": "bnxt_re1"}, "NCCL_IB_HCA", "bnxt_re10..bnxt_re19"),
         ({"NCCL_IB_TIMEOUT": 0}, "NCCL_IB_TIMEOUT", "infinite"),
@@ -273,7 +275,7 @@ def test_crlf_is_flagged():
 
 
 def test_lint_conf_merges_file_and_value_problems():
-    env, errors, warnings = nccl_env.lint_conf("NCCL_IB_TIMEOUT=99\nNCCL_DEBUG = INFO\nNCCL_IB_HCA=mlx5_0\n")
+    env, errors, warnings = nccl_env.lint_conf("NCCL_IB_TIMEOUT=99\nNCCL_DEBUG = INFO\nNCCL_IB_HCA=mlx5_1\n")
     assert env["NCCL_IB_TIMEOUT"] == "99"
     assert any(e["variable"] == "NCCL_IB_TIMEOUT" for e in errors)
     assert any(e.get("line") == 2 for e in errors)
@@ -323,7 +325,7 @@ def test_ib_tc_range_property(value):
     assert (errors == []) == (-1 <= value <= 255)
 
 
-@pytest.mark.parametrize("value", ["mlx5", "mlx5:1", "^mlx4", "mlx5,bnxt_re"])
+@pytest.mark.parametrize("value", ["mlx5", "mlx5:1", "^mlx4", "mlx5,bnxt_re", "mlx5_0:1", "bnxt_re0"])
 def test_a_bare_family_prefix_is_nccls_own_usage_and_does_not_warn(value):
     """NCCL's docs use NCCL_IB_HCA=mlx5; '=mlx5' would match no device (matchIfList compares whole names)."""
     errors, warnings = nccl_env.lint({"NCCL_IB_HCA": value})
