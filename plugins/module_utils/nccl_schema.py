@@ -44,8 +44,6 @@ NCCL_SOURCE = {
     "commit": "5067397c2676d5aed50042fc39e5c8ee96eb0027",
     "repository": "https://github.com/NVIDIA/nccl",
 }
-# NCCL versions the collection supports: the since/removed data covers these.
-SUPPORTED_VERSIONS = ("2.18", "2.30")
 
 # src/graph/topo.cc topoPathTypeStr up to PATH_SYS: what ncclGetLevel (src/graph/paths.cc) accepts by
 # strcmp, so case matters ("pxb" is not read). The documented ones are LOC, (NVL,) PIX, PXB, PHB, SYS.
