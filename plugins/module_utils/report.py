@@ -43,7 +43,6 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_localize impo
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize import (  # noqa: F401 (re-exported)
     _figures,
     _int_or,
-    _median,
     _pair_label,
     _violation,
     endpoint,
@@ -74,6 +73,14 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_render import
     to_prometheus,
     write_atomic,
 )
+
+# what other code imports from here (the split modules' names, kept importable from report)
+__all__ = [
+    "BASELINE_VERSION", "DEFAULT_BASELINE_KEEP", "MESSAGE_ITEMS", "REPORT_FILES", "baseline_median", "build_report",
+    "empty_baseline", "endpoint", "failure_message", "find_regressions", "first_pass_suspects", "fmt_gbps",
+    "headline", "link_key", "load_baseline", "localize", "normalize_results", "render_all", "report_files",
+    "to_html", "to_json", "to_junit", "to_markdown", "to_prometheus", "update_baseline", "write_atomic",
+]  # fmt: skip
 
 MESSAGE_ITEMS = 10  # culprits named in the failure message before "and N more"
 

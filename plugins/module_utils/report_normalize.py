@@ -183,7 +183,7 @@ def normalize_results(results, copy=True):
     out = []
     fetch = _FETCH
     for index, item in enumerate(results):
-        if type(item) is not dict and not isinstance(item, dict):
+        if not isinstance(item, dict):
             raise ValueError("results[%d] must be a dict (a pair result), got %r" % (index, item))
         res = dict(item) if copy else item
         try:  # the hot path (millions of results at 1024 hosts x 8 rails): one C call for every key
@@ -195,7 +195,7 @@ def normalize_results(results, copy=True):
             values = fetch(res)
         (server, client, server_device, client_device, server_port, client_port, pass_no, round_no, kind, test,
          rail, bw, peak, threshold, duration, passed, failure, failure_kind) = values  # fmt: skip
-        if not server or not client or type(server) is not str or type(client) is not str:
+        if not server or not client or not isinstance(server, str) or not isinstance(client, str):
             raise ValueError(
                 "results[%d] has no %s host name: every pair result needs server and client"
                 % (index, "server" if not server or not isinstance(server, str) else "client")
@@ -205,39 +205,39 @@ def normalize_results(results, copy=True):
             server_device = res["server_device"] = None
         if not client_device and client_device is not None:
             client_device = res["client_device"] = None
-        if type(server_port) is not int and server_port is not None:
+        if not isinstance(server_port, int) and server_port is not None:
             res["server_port"] = _int_or(server_port, None)
-        if type(client_port) is not int and client_port is not None:
+        if not isinstance(client_port, int) and client_port is not None:
             res["client_port"] = _int_or(client_port, None)
-        if type(pass_no) is not int:
+        if not isinstance(pass_no, int):
             res["pass"] = _int_or(pass_no, 1)
-        if type(round_no) is not int:
+        if not isinstance(round_no, int):
             res["round"] = _int_or(round_no, 0)
         if kind != "bandwidth":
             kind = res["kind"] = _kind(res, index)
-        if not test or type(test) is not str:
+        if not test or not isinstance(test, str):
             res["test"] = str(test or ("write_lat" if kind == "latency" else "write"))
         if rail is None or rail == "":
             res["rail"] = server_device or client_device
         bad = None
         if (
             kind != "bandwidth"
-            or (bw is not None and (type(bw) is not float or not 0.0 <= bw <= MAX_FIGURE))
-            or (peak is not None and (type(peak) is not float or not 0.0 <= peak <= MAX_FIGURE))
-            or (threshold is not None and (type(threshold) is not float or not 0.0 <= threshold <= MAX_FIGURE))
-            or (duration is not None and (type(duration) is not float or not 0.0 <= duration <= MAX_FIGURE))
+            or (bw is not None and (not isinstance(bw, float) or not 0.0 <= bw <= MAX_FIGURE))
+            or (peak is not None and (not isinstance(peak, float) or not 0.0 <= peak <= MAX_FIGURE))
+            or (threshold is not None and (not isinstance(threshold, float) or not 0.0 <= threshold <= MAX_FIGURE))
+            or (duration is not None and (not isinstance(duration, float) or not 0.0 <= duration <= MAX_FIGURE))
         ):  # NaN fails every comparison
             bad = _check_figures(
                 res, BANDWIDTH_FIGURES + ("duration_s",) if kind == "bandwidth" else ALL_FIGURES, index
             )
-        if failure is not None and (not failure or type(failure) is not str):
+        if failure is not None and (not failure or not isinstance(failure, str)):
             failure = res["failure"] = str(failure) if failure else None
-        if failure_kind is not None and (not failure_kind or type(failure_kind) is not str):
+        if failure_kind is not None and (not failure_kind or not isinstance(failure_kind, str)):
             failure_kind = res["failure_kind"] = str(failure_kind) if failure_kind else None
         if passed is None:
             passed, res["failure"], res["failure_kind"] = _judge_missing_pass(res)
         elif passed is not True and passed is not False:
-            passed = bool(passed)
+            passed = passed.strip().lower() in ("true", "yes", "1") if isinstance(passed, str) else bool(passed)
         if bad:
             passed = False
             res["failure_kind"] = "invalid"

@@ -24,8 +24,9 @@ def jitter(server, client, rail):
     return 390.0 + (sum(map(ord, server + client)) * 7 + rail * 13) % 30 / 10.0
 
 
-def pair(server, client, rail, bw, round_=0, pass_=1, gate=GATE, failure=None, kind=None):
-    """One pair result as the join hands it over: gated once by gate.py."""
+def pair(server, client, rail, bw, round_=0, pass_=1, gate=None, failure=None, kind=None):
+    """One pair result as the join hands it over: gated once by gate.py (default gate: GATE)."""
+    gate = gate or GATE
     res = {
         "server": server, "server_device": RAILS[rail], "server_port": 1,
         "client": client, "client_device": RAILS[rail], "client_port": 1,
