@@ -153,7 +153,7 @@ class SideRun(object):
         stdout, stderr = self._output()
         self.proc = None
         parsed = testkinds.parse(self.settings["test"], stdout + "\n" + stderr)
-        failure = testkinds.classify_failure(self.settings["test"], stdout, stderr, rc, parsed)
+        failure = testkinds.classify_failure(self.settings["test"], stdout, stderr, rc, parsed, role=self.role)
         if (
             self.role == "client"
             and failure

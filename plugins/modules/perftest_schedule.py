@@ -23,7 +23,7 @@ description:
   - Every perftest runs in its own process group and dies with this module. Only processes this module
     started are ever signalled, never processes found by name.
   - Progress (rounds done, failures so far) is written to O(state_path) after every round, for the
-    controller's progress line. Meant to run with C(async) and C(poll: 0), then
+    controller's progress line. Meant to run with C(async) and C(poll=0), then
     M(ibtune.fabric.schedule_wait).
   - Test kinds (bandwidth C(write), C(read), C(send); latency C(write_lat), C(read_lat), C(send_lat)) come
     from one registry shared with M(ibtune.fabric.perftest_bw) and M(ibtune.fabric.perftest_lat).

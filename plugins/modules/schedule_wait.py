@@ -14,10 +14,10 @@ short_description: Wait for a host's perftest_schedule job and print the pass's 
 version_added: 0.2.0
 description:
   - Action plugin (runs on the controller). Polls the async job of M(ibtune.fabric.perftest_schedule)
-    started with C(async) and C(poll: 0), and returns its result (the sides) when it ends.
+    started with C(async) and C(poll=0), and returns its result (the sides) when it ends.
   - Every O(progress_interval) seconds it reads the schedule's state file on the host and keeps it in
     O(progress_dir) on the controller; the host with O(announce) prints one line for the whole pass, e.g.
-    C(pass 1: round 12/63, 2 sides failing, ETA 9 min).
+    "pass 1 - round 12/63, 2 sides failing, ETA 9 min".
   - One task per host per pass, whatever the number of rounds.
 extends_documentation_fragment:
   - ibtune.fabric.attributes
