@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import bisect
+import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize import (
     _median,
@@ -23,6 +24,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize imp
 SYSTEMIC_SHARE = 0.8  # this share of the pair results failing the same way is a common cause
 MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
 MEASURED_KINDS = frozenset(("missing_rail",))  # host failures whose host still took part in pairs
+_BASIS_RATE = re.compile(r"x ([0-9]+(?:\.[0-9]+)?) Gb/s (?:port|expected) rate")
 LINE_RATE_KEYS = ("line_rate_gbps", "expected_rate_gbps", "link_rate_gbps", "server_rate_gbps", "client_rate_gbps")
 
 # failure kind -> the common cause, said once for the whole fabric
@@ -178,7 +180,8 @@ def _peer_check(res, ordered, median, fraction):
 
 
 def line_rate_of(results, line_rate_gbps=None):
-    """The line rate: the option when given, else the highest rate the results carry (None if none)."""
+    """The line rate: the option when given, else the highest rate the results carry (a rate key, or
+    the rate in gate.py's threshold_basis, "0.9 x 400 Gb/s port rate"); None if none."""
     if line_rate_gbps:
         return float(line_rate_gbps)
     best = None
@@ -186,6 +189,12 @@ def line_rate_of(results, line_rate_gbps=None):
         for key in LINE_RATE_KEYS:
             value = res.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                best = value if best is None or value > best else best
+        basis = res.get("threshold_basis")
+        if basis and isinstance(basis, str):
+            match = _BASIS_RATE.search(basis)
+            if match:
+                value = float(match.group(1))
                 best = value if best is None or value > best else best
     return None if best is None else float(best)
 

@@ -423,3 +423,16 @@ def test_a_host_failure_for_a_missing_rail_still_localises_its_other_rail():
     assert entry["failure_kind"] == "missing_rail"
     assert entry["reason"].startswith("rail mlx5_1 not ACTIVE on this host; suspect node gpu04 (failed with ")
     assert rep["passed_hosts"] == [h for h in hosts if h != "gpu04"]
+
+
+def test_the_line_rate_is_read_from_the_gates_threshold_basis():
+    # results as the join writes them: threshold_basis from gate.bandwidth_threshold, no rate key
+    assert GATE["basis"] == "0.9 x 400 Gb/s port rate"
+    results = fabric(hosts_of(4))
+    for res in results:
+        del res["link_rate_gbps"]
+        res["threshold_basis"] = GATE["basis"]
+    rep = R.build_report(results, min_gbps=500, now=NOW)
+    assert rep["systemic"] == "min_gbps 500 is above the 400 Gb/s line rate: no link can pass"
+    assert rep["settings"]["line_rate_gbps"] == 400.0 and rep["passed"] is False
+    assert R.build_report(results, min_gbps=350, now=NOW)["passed"] is True
