@@ -366,7 +366,8 @@ def main():
             switch_counters=snap, switch_counter_violations=found, switch_saturated=swc.switch_saturated(snap, result)
         )
         if found:
-            result["msg"] += " " + swc.describe(found)
+            counters_msg = swc.describe(found)
+            result["msg"] = counters_msg if not result["findings"] else result["msg"] + " " + counters_msg
             failing += found
     if p["return_outputs"]:
         result["outputs"] = outputs
