@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import node_health
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 from tests.lab.sysfs_tree import build_tree, load_spec
 
 HEALTHY = {
@@ -225,3 +225,24 @@ def test_unreachable_slurmctld_is_reported_not_fatal(node):
     _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
     rc, out = _main(["--config", node["path"], "--drain"], run=lambda argv: (1, "Unable to contact slurm controller"))
     assert rc == 1 and "cannot read node ibt-slurm-n2 from slurmctld (Unable to contact slurm controller)" in out
+
+
+def test_the_role_installs_every_module_the_check_imports():
+    """The executable runs only the module_utils the role copies: their imports must stay inside that list."""
+    import re
+
+    import yaml
+
+    repo = ROOT
+    listed = yaml.safe_load((repo / "roles" / "node_health" / "vars" / "main.yml").read_text())["__node_health_modules"]
+    pattern = re.compile(r"ansible_collections\.ibtune\.fabric\.plugins\.module_utils(?:\.(\w+)| import (\w+))")
+    needed, todo = set(), ["node_health"]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        text = (repo / "plugins" / "module_utils" / ("%s.py" % name)).read_text()
+        todo.extend(a or b for a, b in pattern.findall(text))
+        assert "import ansible" not in text.replace("import ansible_collections", "")
+    assert needed <= set(listed), "add %s to __node_health_modules" % sorted(needed - set(listed))
