@@ -59,7 +59,10 @@ def missing_rails(rails, expect_names=None):
                 {
                     "host": host,
                     "failure_kind": "missing_rail",
-                    "reason": "rail%s %s not ACTIVE on this host (%s): it was not tested; check its cable, port and the subnet manager"
+                    "reason": (
+                        "rail%s %s not ACTIVE on this host (%s): it was not tested; "
+                        "check its cable, port and the subnet manager"
+                    )
                     % (
                         "s" if len(lacking) > 1 else "",
                         ", ".join(lacking),

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 _NATURAL_RE = re.compile(r"(\d+)")
@@ -226,7 +227,7 @@ def _num(value):
         out = float(value)
     except (TypeError, ValueError):
         return None
-    return out if out == out and out not in (float("inf"), float("-inf")) else None
+    return out if math.isfinite(out) else None
 
 
 # variable -> (minimum, maximum, allow null): one sentence per bad variable, naming it and its range

@@ -105,11 +105,14 @@ class SideRun(object):
         self.started = now if self.started is None else self.started
         self.attempt_started = now
         self.attempts += 1
-        self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
+        # closed in _output() or stop(): they outlive this call, so no context manager
+        self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())  # noqa: SIM115
         try:
             self.proc = process.spawn(self.argv, self.files[0], self.files[1])
         except OSError as exc:
-            self._finish(None, "", str(exc), {"kind": "no_executable", "message": "cannot run %s: %s" % (self.argv[0], exc)})
+            self._finish(
+                None, "", str(exc), {"kind": "no_executable", "message": "cannot run %s: %s" % (self.argv[0], exc)}
+            )
         self.next_try = None
 
     def _output(self):

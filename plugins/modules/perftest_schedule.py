@@ -163,7 +163,9 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             sides=dict(type="list", elements="dict", required=True),
-            test=dict(type="str", default="write", choices=["write", "read", "send", "write_lat", "read_lat", "send_lat"]),
+            test=dict(
+                type="str", default="write", choices=["write", "read", "send", "write_lat", "read_lat", "send_lat"]
+            ),
             size=dict(type="str", default="65536"),
             duration=dict(type="int"),
             iterations=dict(type="int"),

@@ -151,9 +151,9 @@ def _cmdline(pid):
 
 
 def test_check_sides_names_the_problem():
-    assert schedule.check_sides([{"round": 1, "role": "client", "host": "a", "peer": "b", "rail": "r", "device": "d", "tcp_port": 1}]) == [
-        "sides[0] is a client without the server's address"
-    ]
+    assert schedule.check_sides(
+        [{"round": 1, "role": "client", "host": "a", "peer": "b", "rail": "r", "device": "d", "tcp_port": 1}]
+    ) == ["sides[0] is a client without the server's address"]
     assert "lacks" in schedule.check_sides([{"role": "server"}])[0]
 
 

@@ -1,0 +1,80 @@
+"""fabric_plan and fabric_join run in-process: files on disk, check mode, bad input."""
+
+import json
+
+from ansible_collections.ibtune.fabric.plugins.modules import fabric_join, fabric_plan
+from tests.unit.modules_harness import run_module
+
+HOSTS = ["n1", "n2", "n3", "n4"]
+RAILS = dict(
+    (h, [{"rail": "mlx5_%d:1" % i, "device": "mlx5_%d" % i, "port": 1, "rate_gbps": 400.0} for i in range(2)])
+    for h in HOSTS
+)
+ADDR = dict((h, "10.0.0.%s" % h[1]) for h in HOSTS)
+
+
+def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
+    res = run_module(
+        fabric_plan, {"hosts": HOSTS, "rails": RAILS, "addresses": ADDR, "dest": str(tmp_path), "run_s": 10}
+    )
+    assert not res.failed and res["rounds"] == 3 and res["pairs"] == 6 and res["sides"] == 24
+    assert res["participants"] == HOSTS and res["host_failures"] == []
+    slices = dict((h, json.loads((tmp_path / "pass1" / ("%s.json" % h)).read_text())) for h in HOSTS)
+    assert all(len(s) == 6 for s in slices.values())  # 3 rounds x 2 rails
+    sides = []
+    for sides_of_host in slices.values():
+        for side in sides_of_host:
+            side = dict(side, failure_kind=None, failure=None)
+            if side["role"] == "client":
+                side["bw_avg_gbps"] = (
+                    180.0
+                    if (side["host"], side["peer"], side["rail"])
+                    in (("n3", "n2", "mlx5_0:1"), ("n2", "n3", "mlx5_0:1"))
+                    else 392.0
+                )
+            sides.append(side)
+    dest = tmp_path / "pass1-results.json"
+    joined = run_module(
+        fabric_join, {"plan": res["plan_file"], "sides": sides, "min_link_fraction": 0.9, "dest": str(dest)}
+    )
+    assert joined["results"] == 12 and joined["failed_results"] == 1
+    assert joined["failure_kinds"] == {"below_threshold": 1}
+    assert "180.0 Gb/s < 360.0 Gb/s" in joined["failures"][0]
+    assert len(json.loads(dest.read_text())) == 12
+
+
+def test_second_pass_retests_against_known_good_and_bars_excluded(tmp_path):
+    first = []
+    for a, b in (("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"), ("n1", "n4"), ("n2", "n3")):
+        first.append({"server": a, "client": b, "passed": (a, b) != ("n2", "n3"), "pass": 1})
+    path = tmp_path / "first.json"
+    path.write_text(json.dumps(first))
+    res = run_module(
+        fabric_plan,
+        {
+            "hosts": HOSTS,
+            "rails": RAILS,
+            "addresses": ADDR,
+            "dest": str(tmp_path),
+            "pass_no": 2,
+            "retest_from": str(path),
+            "exclude": ["n1"],
+        },
+    )
+    partners = set(res["participants"])
+    assert "n1" not in partners  # barred: its counters rose
+    assert {"n2", "n3"} <= partners
+
+
+def test_check_mode_writes_nothing(tmp_path):
+    res = run_module(
+        fabric_plan, {"hosts": HOSTS, "rails": RAILS, "addresses": ADDR, "dest": str(tmp_path / "p")}, check_mode=True
+    )
+    assert not res.failed and not (tmp_path / "p").exists()
+
+
+def test_bad_base_port_is_one_sentence(tmp_path):
+    res = run_module(
+        fabric_plan, {"hosts": HOSTS, "rails": RAILS, "addresses": ADDR, "dest": str(tmp_path), "base_tcp_port": 65535}
+    )
+    assert res.failed and "fabric_validate_base_tcp_port=65535" in res["msg"]
