@@ -69,7 +69,7 @@ class Router:
         path = []
         current = switch
         result = None
-        for _ in range(MAX_HOPS):
+        for _hop in range(MAX_HOPS):
             table = self.routes.get(current)
             out = table.get(dlid) if table else None
             if not out:
@@ -239,7 +239,7 @@ def plan_cover(hosts_or_cas, routes, topology, max_rounds=8):
                 candidates.append((union, server, client))
     every = all_isls(topology, router.index)
     coverable = set()
-    for isls, _, _ in candidates:
+    for isls, _server, _client in candidates:
         coverable |= isls
     uncovered = set(coverable)
     rounds = []
@@ -274,7 +274,10 @@ def plan_cover(hosts_or_cas, routes, topology, max_rounds=8):
             break
         rounds.append(chosen)
         per_round.append(gained)
-    label = lambda e: "%s -> %s" % (router.label(*e), router.label(*router.index.peer[e]))  # noqa: E731
+
+    def label(end):
+        return "%s -> %s" % (router.label(*end), router.label(*router.index.peer[end]))
+
     report = []
     for isl in sorted(every - coverable):
         report.append(

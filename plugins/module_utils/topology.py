@@ -539,7 +539,7 @@ def host_order(rail_map):
     """Hosts ordered by the leaf switch and port of their first rail (hosts not found last)."""
     keys = []
     for host, devices in (rail_map.get("rails") or {}).items():
-        found = [(d["switch"] or "", d["port"] or 0) for _, d in sorted(devices.items()) if d.get("found")]
+        found = [(d["switch"] or "", d["port"] or 0) for _dev, d in sorted(devices.items()) if d.get("found")]
         keys.append((0 if found else 1, found[0] if found else ("", 0), host))
     return [k[2] for k in sorted(keys)]
 
@@ -634,7 +634,7 @@ def check_rail_alignment(topo, rail_map=None, rail_groups=None, index=None, majo
         if total >= 2 and count > majority * total:
             rail_of_leaf[sw] = (device, count, total)
     leaves_of_rail = defaultdict(list)
-    for sw, (device, _, _) in rail_of_leaf.items():
+    for sw, (device, _count, _total) in rail_of_leaf.items():
         leaves_of_rail[device].append(index.name(sw))
     for host, device, _guid, sw, port in rows:
         if sw not in rail_of_leaf or device not in leaves_of_rail:
@@ -796,7 +796,7 @@ def check_trunks(topo, index=None):
         by_tiers[(index.tier.get(lo), index.tier.get(hi))].append(((lo, hi), ports))
     findings = []
     for (tlo, thi), groups in sorted(by_tiers.items(), key=lambda kv: str(kv[0])):
-        norm = _norm([len(p) for _, p in groups])
+        norm = _norm([len(p) for _pair, p in groups])
         for (lo, hi), ports in sorted(groups):
             if len(ports) >= norm:
                 continue
@@ -816,8 +816,8 @@ def check_trunks(topo, index=None):
             )
         # a leaf that reaches no port of a spine that (nearly) every other leaf reaches
         if tlo == "leaf" and thi == "spine":
-            lows = set(lo for (lo, _), _ in groups)
-            highs = Counter(hi for (_, hi), _ in groups)
+            lows = set(pair[0] for pair, _ports in groups)
+            highs = Counter(pair[1] for pair, _ports in groups)
             for hi, count in highs.items():
                 if count < len(lows) and count >= 0.5 * len(lows):
                     for lo in sorted(lows):

@@ -64,14 +64,14 @@ options:
     default: {}
   hosts:
     description:
-      - Inventory rails to map, C({host: {device: node_guid}}); GUIDs in any spelling
-        (C(0c42:a103:0065:3e1c) as C(ib_facts) gives them, or C(0x...)).
+      - 'Inventory rails to map, C({host: {device: node_guid}}); GUIDs in any spelling
+        (C(0c42:a103:0065:3e1c) as C(ib_facts) gives them, or C(0x...)).'
     type: dict
     default: {}
   facts:
     description:
-      - C({host: ansible_facts.ibtune_rdma}) as M(ibtune.fabric.ib_facts) sets it; every device's C(node_guid)
-        is mapped like O(hosts) (O(hosts) wins for a host given in both).
+      - "C({host: ansible_facts.ibtune_rdma}) as M(ibtune.fabric.ib_facts) sets it; every device's C(node_guid)
+        is mapped like O(hosts) (O(hosts) wins for a host given in both)."
     type: dict
     default: {}
   golden:
@@ -88,8 +88,8 @@ options:
     default: true
   rail_groups:
     description:
-      - Leaves of each rail, C({device: [leaf name or GUID, ...]}). Without it a leaf's rail is the device
-        most of its hosts use there.
+      - "Leaves of each rail, C({device: [leaf name or GUID, ...]}). Without it a leaf's rail is the device
+        most of its hosts use there."
     type: dict
   checks:
     description: Only these checks (default all that have their inputs).
@@ -166,7 +166,7 @@ tiers:
   returned: always
   type: dict
 rails:
-  description: For every O(hosts) rail, its leaf; C({host: {device: {guid, found, switch, switch_guid, port}}}).
+  description: 'For every O(hosts) rail, its leaf; C({host: {device: {guid, found, switch, switch_guid, port}}}).'
   returned: always
   type: dict
   sample: {node12: {mlx5_3: {guid: "0x0c42a10300653e1c", found: true, switch: leaf-03, port: 17}}}
