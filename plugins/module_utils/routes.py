@@ -400,3 +400,34 @@ def describe_cables(suspects):
     if not suspects:
         return "no cable is common to the failing pairs alone"
     return "; ".join("cable %s <-> %s (%s)" % (s["a"], s["b"], s["reason"]) for s in suspects)
+
+
+def paths_for_results(results, routes, topology, hosts):
+    """Report results -> (failing paths, passing paths) for name_cables(), one path per rail pair.
+
+    results: entries with server, server_device, client, client_device, passed (and kind: a latency test
+    is ping-pong, so its path holds both directions); hosts: {host: {device: node_guid}} (ib_facts GUIDs).
+    Results whose host or device is not in hosts, or whose route the tables do not give, are left out.
+    """
+    router = Router(topology, routes)
+    guids = dict(
+        (h, dict((d, normalize_guid(g)) for d, g in (devs or {}).items())) for h, devs in (hosts or {}).items()
+    )
+    failing, passing = [], []
+    for res in results or []:
+        s_guid = guids.get(res.get("server"), {}).get(res.get("server_device"))
+        c_guid = guids.get(res.get("client"), {}).get(res.get("client_device"))
+        if not s_guid or not c_guid:
+            continue
+        hops = router.hops(c_guid, s_guid)
+        if hops is None:
+            continue
+        if res.get("kind") == "latency":
+            back = router.hops(s_guid, c_guid)
+            hops = hops + (back or [])
+        entry = {
+            "pair": ["%s %s" % (res["server"], res["server_device"]), "%s %s" % (res["client"], res["client_device"])],
+            "path": [router.hop_dict(h) for h in hops],
+        }
+        (passing if res.get("passed") else failing).append(entry)
+    return failing, passing

@@ -254,3 +254,45 @@ def test_property_rounds_disjoint_and_every_coverable_isl_covered(leaves, spines
     assert (
         len([u for u in few["uncovered"] if u["reason"].startswith("not covered")]) == few["coverable"] - few["covered"]
     )
+
+
+def test_paths_for_report_results_name_the_cable():
+    topo, lfts = _sim()
+    by_desc = {c["description"]: c["guid"] for c in topo["cas"]}
+    hosts = {}
+    for desc, guid in by_desc.items():
+        host, device = T.split_description(desc)
+        if host:
+            hosts.setdefault(host, {})[device] = guid.replace("0x", "")
+    rounds, _ = R.cover_links_rounds(None, lfts, topo)
+    results = []
+    bad = {("0x2c5eab0300b87b40", 38), ("0x2c5eab0300c26380", 32)}
+    router = R.Router(topo, lfts)
+    for pairs in rounds:
+        for server, client in pairs:
+            s_host, s_dev = T.split_description(server)
+            c_host, c_dev = T.split_description(client)
+            if not s_host or not c_host:
+                continue
+            hops = router.hops(by_desc[client], by_desc[server])
+            passed = not any((h[0], h[1]) in bad for h in hops)
+            results.append(
+                {
+                    "server": s_host,
+                    "server_device": s_dev,
+                    "client": c_host,
+                    "client_device": c_dev,
+                    "passed": passed,
+                    "kind": "bandwidth",
+                }
+            )
+    failing, passing = R.paths_for_results(results, lfts, topo, hosts)
+    assert len(failing) == len([r for r in results if not r["passed"]]) > 0
+    assert len(failing) + len(passing) == len(results)
+    suspects = R.name_cables(failing, passing)
+    assert [(s["a"], s["b"]) for s in suspects] == [("A09-P1-IBLEAF-04-04 p38", "A10-P1-IBSPINE-03 p32")]
+    # a latency result's path holds both directions
+    lat = dict(results[0], kind="latency")
+    (one,) = [p for group in R.paths_for_results([lat], lfts, topo, hosts) for p in group]
+    bw = [p for group in R.paths_for_results([results[0]], lfts, topo, hosts) for p in group][0]
+    assert len(one["path"]) == 2 * len(bw["path"])
