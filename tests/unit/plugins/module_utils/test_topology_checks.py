@@ -173,3 +173,22 @@ def test_run_checks_and_summary():
     assert {f["check"] for f in found} == {"unequal_trunk", "rail_alignment"}
     assert T.summarize([]) == "fabric checks passed: no finding"
     assert T.summarize(found).startswith("%d fabric finding(s), %d error(s): " % (len(found), len(found)))
+
+
+def test_extra_cables_against_an_older_golden():
+    # the golden was taken while two cables were out; now they are back: two extra cables, warnings
+    golden = T.parse_ibnetdiscover(_sim("ndr582-sim-unlinked.ibnetdiscover"))
+    current = T.parse_ibnetdiscover(_sim("ndr582-sim.ibnetdiscover"))
+    drift = T.check_drift(golden, current)
+    assert sorted((f["check"], f["severity"], f["switch"], f["port"], f["peer"]) for f in drift) == [
+        ("drift_extra", "warning", "A09-P1-IBLEAF-04-04", 17, "a08-p1-dgx-04-c17 mlx5_5"),
+        ("drift_extra", "warning", "A09-P1-IBLEAF-04-04", 38, "A10-P1-IBSPINE-03 port 32"),
+    ]
+
+
+def test_hosts_from_ib_facts():
+    facts = {
+        "node1": {"devices": {"mlx5_0": {"node_guid": "a088:c203:0035:6f3a"}, "mlx5_bond_0": {}}},
+        "node2": {},
+    }
+    assert T.hosts_from_facts(facts) == {"node1": {"mlx5_0": "a088:c203:0035:6f3a"}}
