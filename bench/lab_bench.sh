@@ -13,9 +13,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$root/.venv/bin:$PATH" ANSIBLE_CONFIG="$root/ansible.cfg" ANSIBLE_COLLECTIONS_PATH="$root/.collections"
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=False ANSIBLE_NOCOLOR=1
-nodes_list=${LAB_BENCH_NODES:-"4 8"}
-strategies=${LAB_BENCH_STRATEGIES:-"all_pairs ring"}
-durations=${LAB_BENCH_DURATIONS:-"2 5"}
+nodes_list=${LAB_BENCH_NODES:-"8 16"}
+strategies=${LAB_BENCH_STRATEGIES:-"all_pairs"}
+durations=${LAB_BENCH_DURATIONS:-"2 10"}
 out="$root/build/lab-bench"
 mkdir -p "$out"
 net=ibt-labbench-net
@@ -29,7 +29,13 @@ lab() {  # $1 = inventory, $2 = present|absent
   ansible-playbook -i "$1" tests/lab/lab.yml -e lab_state="$2" -e lab_network=$net >"$out/lab-$2.log" 2>&1
 }
 
-printf '%-6s %-10s %7s %6s %9s %13s %7s %12s\n' nodes strategy rounds dur_s ideal_s first_pass_s ratio playbook_s
+# tasks_p1: per-host task runs of pass 1 (plan .. join), from the play output: the engine's claim is
+# that it does not grow with the number of rounds (one plan, one schedule + one wait per host, one join).
+count_pass1_tasks() {
+  awk '/TASK \[.*Plan pass 1 once/ {on=1} on && /^(ok|changed|skipping|failed|fatal): \[/ {n++}
+       /TASK \[.*Say how pass 1 went/ {on=0} END {print n+0}' "$1"
+}
+printf '%-6s %-10s %7s %6s %9s %13s %7s %12s %9s %s\n' nodes strategy rounds dur_s ideal_s first_pass_s ratio playbook_s tasks_p1 load
 for n in $nodes_list; do
   inv=$(inventory "$n")
   if ! lab "$inv" present; then
@@ -49,10 +55,26 @@ for n in $nodes_list; do
       if [ -z "$rounds" ]; then echo "$n $strategy $d: no figures (rc=$rc, log: $log)"; continue; fi
       ideal=$(( rounds * d ))
       ratio=$(awk -v w="$wall" -v i="$ideal" 'BEGIN {printf "%.2f", w / i}')
-      printf '%-6s %-10s %7s %6s %9s %13s %7s %12.1f%s\n' "$n" "$strategy" "$rounds" "$d" "$ideal" "$wall" "$ratio" \
-        "$total" "$([ $rc -eq 0 ] || echo "  (rc=$rc, see $log)")"
+      printf '%-6s %-10s %7s %6s %9s %13s %7s %12.1f %9s %s%s\n' "$n" "$strategy" "$rounds" "$d" "$ideal" "$wall" "$ratio" \
+        "$total" "$(count_pass1_tasks "$log")" "$(cut -d' ' -f1 /proc/loadavg)" "$([ $rc -eq 0 ] || echo "  (rc=$rc, see $log)")"
     done
   done
   [ "${LAB_BENCH_KEEP:-0}" = 1 ] || lab "$inv" absent
 done
+# The same lab, 3 and 15 rounds (random matchings, 1 s tests): the task runs of a pass must not change.
+if [ -n "${LAB_BENCH_ROUNDS_CHECK-4}" ]; then
+  n=${LAB_BENCH_ROUNDS_CHECK:-4}
+  inv=$(inventory "$n")
+  if lab "$inv" present; then
+    for r in 3 15; do
+      log="$out/rounds-$n-$r.log"
+      ansible-playbook -i "$inv" playbooks/validate_fabric.yml -e fabric_validate_strategy=random \
+        -e fabric_validate_random_rounds="$r" -e fabric_validate_duration=1 \
+        -e fabric_validate_report_dir="$out/reports-rounds-$r" >"$log" 2>&1
+      rounds=$(grep -o 'first pass: [0-9]* round' "$log" | grep -o '[0-9]*' | head -1)
+      echo "task runs of pass 1 with $n nodes and ${rounds:-?} rounds: $(count_pass1_tasks "$log")"
+    done
+    [ "${LAB_BENCH_KEEP:-0}" = 1 ] || lab "$inv" absent
+  fi
+fi
 echo "host load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) on $(nproc) cores"
