@@ -98,7 +98,9 @@ def join_pass(pairs, sides, rails, settings):
                 "rail": rail,
                 "test": test,
                 "kind": kind,
-                "pass": int(pair.get("pass") or 1),
+                # the latency pass is a first pass of another kind: the report localises and
+                # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
+                "pass": 1 if kind == "latency" else int(pair.get("pass") or 1),
                 "round": int(pair["round"]),
                 "duration_s": settings.get("duration"),
             }
