@@ -28,7 +28,7 @@ _FIELD_RE = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_]*)=")
 _REASON_SUFFIX_RE = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^@\]\s]+)@(?P<time>[^\]\s]+)\]\s*$")
 
 # Base states whose node is out of service on its own; flags that take a node out of service.
-_HELD_BASES = ("DOWN", "FAIL", "FUTURE")
+_HELD_BASES = ("DOWN", "FAIL", "FUTURE", "DRAINED", "DRAINING", "MAINT", "RESERVED")  # the last four: sinfo %T words
 _HELD_FLAGS = (
     "DRAIN",
     "DRAINING",
