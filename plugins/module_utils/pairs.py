@@ -13,8 +13,14 @@ __metaclass__ = type
 
 import gc
 import hashlib
-import heapq
 import random
+
+# The first-pass localization rule is the report's (one rule for who is suspect and who is known-good).
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_localize import (  # noqa: F401
+    _first_pass,
+    first_pass_suspects,
+    implicates_link,
+)
 
 STRATEGIES = ("all_pairs", "ring", "random", "halves", "cross_group", "explicit")
 
@@ -277,90 +283,6 @@ def pair_rounds(hosts, strategy="all_pairs", rounds=None, seed=None, groups=None
 # Second pass
 
 
-def _host_outcomes(results):
-    """First-pass results -> (failed partners per host, passed partners per host, failing role
-    counts per host)."""
-    failed = {}
-    passed = {}
-    roles = {}
-    for item in results:
-        pass_no = item.get("pass")
-        if pass_no not in (None, 1, "1", ""):
-            continue
-        server, client = item.get("server"), item.get("client")
-        if not server or not client:
-            continue
-        if server not in failed:
-            failed[server] = set()
-            passed[server] = set()
-        if client not in failed:
-            failed[client] = set()
-            passed[client] = set()
-        if item.get("passed"):
-            passed[server].add(client)
-            passed[client].add(server)
-        else:
-            failed[server].add(client)
-            failed[client].add(server)
-            roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
-            roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
-    return failed, passed, roles
-
-
-def first_pass_suspects(results):
-    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners): see _first_pass."""
-    nodes, links, good, failed, _roles = _first_pass(results)
-    return nodes, links, good, failed
-
-
-def _first_pass(results):
-    """The first-pass localization rule, shared with the report.
-
-    Returns (suspect_nodes, suspect_link_pairs, known_good, failed_partners, failing_roles).
-
-    A node that failed with two or more different partners is a suspect node. Partners that are
-    themselves suspect nodes do not count (they explain the failure): the node failing with the
-    most partners is named first, its pairs are set aside, and so on while some node still fails
-    with >= 2 unexplained partners. Without this, both ends of a bad link in an all_pairs run
-    would also be "suspect nodes" because each failed with the link's other end and with the
-    bad node. A failed host pair neither of whose ends is a suspect node failed alone: a suspect
-    link. Known-good nodes are the ones all of whose pairs passed, not counting pairs with a
-    suspect node (in an all_pairs run every node meets the bad node, so "all pairs passed"
-    alone would leave no partner to retest with) and that passed at least one pair.
-    """
-    failed, passed, roles = _host_outcomes(results)
-    remaining = dict((h, len(p)) for h, p in failed.items())
-    # ties (same number of partners) go to the host with more failed results (e.g. several rails)
-    weight = dict((h, -(r["server"] + r["client"])) for h, r in roles.items())
-    heap = [(-count, weight.get(host, 0), host) for host, count in remaining.items() if count >= 2]
-    heapq.heapify(heap)
-    nodes = set()
-    while heap:
-        negative, _weight, host = heapq.heappop(heap)
-        if host in nodes:
-            continue
-        if -negative != remaining[host]:
-            if remaining[host] >= 2:
-                heapq.heappush(heap, (-remaining[host], weight.get(host, 0), host))
-            continue
-        nodes.add(host)
-        for other in failed[host]:
-            if other not in nodes:
-                remaining[other] -= 1
-    links = set()
-    for host, partners in failed.items():
-        if host in nodes:
-            continue
-        for other in partners:
-            if other not in nodes:
-                links.add(tuple(sorted((host, other))))
-    in_links = set(h for link in links for h in link)
-    known_good = sorted(
-        h for h in failed if h not in nodes and h not in in_links and passed[h] and not (failed[h] - nodes)
-    )
-    return sorted(nodes), sorted(links), known_good, failed, roles
-
-
 def retest_rounds(results, hosts=None, partners=1, exclude=None):
     """Second-pass plan: pair every suspect node and both ends of every suspect link with
     known-good partners (nodes all of whose first-pass pairs passed, pairs with a suspect node
@@ -385,6 +307,8 @@ def retest_rounds(results, hosts=None, partners=1, exclude=None):
         raise ValueError("partners must be a whole number >= 1, got %r" % (partners,))
     if partners < 1:
         raise ValueError("partners must be >= 1, got %d" % partners)
+    # failures that say nothing about the link (a missing rail, an invalid figure) retest nothing
+    results = [r for r in results if r.get("passed") or implicates_link(r)]
     suspect_nodes, links, known_good, failed, roles = _first_pass(results)
     allowed = None if hosts is None else set(_check_hosts(hosts))
     subjects = []
