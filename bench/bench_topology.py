@@ -41,9 +41,16 @@ def rail_fabric(hosts, rails, per_leaf=32, spines=16):
     """ibnetdiscover text of a rail-optimised two-level fabric: rail r of host h on leaf (r, h // per_leaf)."""
     leaves_per_rail = (hosts + per_leaf - 1) // per_leaf
     lines = []
-    leaf = lambda r, g: 0x10000 + r * 256 + g  # noqa: E731
-    spine = lambda s: 0x20000 + s  # noqa: E731
-    ca = lambda h, r: 0x1000000 + h * 16 + r  # noqa: E731
+
+    def leaf(r, g):
+        return 0x10000 + r * 256 + g
+
+    def spine(s):
+        return 0x20000 + s
+
+    def ca(h, r):
+        return 0x1000000 + h * 16 + r
+
     all_leaves = [(r, g) for r in range(rails) for g in range(leaves_per_rail)]
     for n, (r, g) in enumerate(all_leaves):
         guid = leaf(r, g)

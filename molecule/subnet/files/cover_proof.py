@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """cover_links coverage proof for the subnet scenario (lab code, run on the controller).
 
 plan  RESULT.json COLLECTIONS      -> prints [{server, client, slid, dlid}] of every cover_links round

@@ -82,7 +82,7 @@ def test_cover_links_on_the_582_hca_fabric():
     seen = set()
     for pairs in plan["rounds"]:
         for server, client in pairs:
-            for a, ap, b, _ in router.hops(by_name[client], by_name[server]):
+            for a, ap, b, _bp in router.hops(by_name[client], by_name[server]):
                 if router.index.is_switch(a) and router.index.is_switch(b):
                     seen.add((a, ap))
     assert seen == R.all_isls(topo)
@@ -92,7 +92,7 @@ def test_cover_links_on_the_582_hca_fabric():
 
 def test_name_cables_finds_the_isl_the_failing_pairs_share():
     topo, lfts = _sim()
-    rounds, _ = R.cover_links_rounds(None, lfts, topo)
+    rounds, _uncovered = R.cover_links_rounds(None, lfts, topo)
     pairs = [p for r in rounds for p in r]
     paths = R.pair_paths(pairs, lfts, topo)
     bad = ("0x2c5eab0300b87b40", 38)  # A09-P1-IBLEAF-04-04 port 38 -> A10-P1-IBSPINE-03 port 32
@@ -144,9 +144,16 @@ def _fat_tree(leaves, spines, trunk, hosts, seed):
     """ibnetdiscover text of a two-level fat tree and LFTs routed like minhop: down where the LID is
     below, else up through a port chosen by the LID (spread as OpenSM spreads them)."""
     lines = []
-    leaf_guid = lambda i: 0x1000 + i  # noqa: E731
-    spine_guid = lambda j: 0x2000 + j  # noqa: E731
-    ca_guid = lambda i, h: 0x100000 + i * 256 + h  # noqa: E731
+
+    def leaf_guid(i):
+        return 0x1000 + i
+
+    def spine_guid(j):
+        return 0x2000 + j
+
+    def ca_guid(i, h):
+        return 0x100000 + i * 256 + h
+
     lid = {}
     nxt = 1
     for i in range(leaves):
@@ -159,8 +166,13 @@ def _fat_tree(leaves, spines, trunk, hosts, seed):
         for h in range(hosts):
             lid[ca_guid(i, h)] = nxt
             nxt += 1
-    up = lambda j, t: hosts + 1 + j * trunk + t  # noqa: E731  leaf port towards spine j, member t
-    down = lambda i, t: 1 + i * trunk + t  # noqa: E731  spine port towards leaf i
+
+    def up(j, t):  # leaf port towards spine j, trunk member t
+        return hosts + 1 + j * trunk + t
+
+    def down(i, t):  # spine port towards leaf i
+        return 1 + i * trunk + t
+
     for i in range(leaves):
         g = leaf_guid(i)
         lines.append(
@@ -264,7 +276,7 @@ def test_paths_for_report_results_name_the_cable():
         host, device = T.split_description(desc)
         if host:
             hosts.setdefault(host, {})[device] = guid.replace("0x", "")
-    rounds, _ = R.cover_links_rounds(None, lfts, topo)
+    rounds, _uncovered = R.cover_links_rounds(None, lfts, topo)
     results = []
     bad = {("0x2c5eab0300b87b40", 38), ("0x2c5eab0300c26380", 32)}
     router = R.Router(topo, lfts)

@@ -26,9 +26,9 @@ def _blocks(text):
 
 def _expected(text):
     blocks = _blocks(text)
-    switches = [h for h, _ in blocks if h.startswith("Switch")]
-    cas = [h for h, _ in blocks if h.startswith("Ca")]
-    port_lines = sum(len(p) for _, p in blocks)
+    switches = [h for h, _ports in blocks if h.startswith("Switch")]
+    cas = [h for h, _ports in blocks if h.startswith("Ca")]
+    port_lines = sum(len(p) for _head, p in blocks)
     leaves = 0
     for head, ports in blocks:
         if head.startswith("Switch") and any('"H-' in p and "Aggregation Node" not in p for p in ports):
@@ -121,7 +121,10 @@ def test_warning_line_before_header_is_kept_aside():
     assert len(topo["switches"]) == 40 and len(topo["cas"]) == 582
     # ibsim reports SDR everywhere and OpenSM gave its own LIDs: same graph, different LIDs
     corpus = T.parse_ibnetdiscover(read_corpus(NDR))
-    ends = lambda t: {(ln["a"]["guid"], ln["a"]["port"], ln["b"]["guid"], ln["b"]["port"]) for ln in t["links"]}  # noqa: E731
+
+    def ends(t):
+        return {(ln["a"]["guid"], ln["a"]["port"], ln["b"]["guid"], ln["b"]["port"]) for ln in t["links"]}
+
     assert ends(topo) == ends(corpus)
     assert {(ln["width"], ln["speed"]) for ln in topo["links"]} == {(4, "SDR")}
 

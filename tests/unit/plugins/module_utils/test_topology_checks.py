@@ -62,7 +62,7 @@ def test_rail_groups_given_explicitly():
 def test_unequal_trunks_match_the_file():
     text = read_corpus(NDR)
     topo = T.parse_ibnetdiscover(text)
-    found = [f for f in T.check_trunks(topo)]
+    found = T.check_trunks(topo)
     sections = _sections(text)
     expected = set()
     for desc, lines in sections.items():
