@@ -285,8 +285,8 @@ def _faulty_prom():
         for dev in ("mlx5_0", "mlx5_1"):
             bw = 180.0 if {server, client} == {"ibt-lab-node2", "ibt-lab-node3"} and dev == "mlx5_0" else 392.0
             out.append({"server": server, "server_device": dev, "client": client, "client_device": dev,
-                        "test": "write", "bw_avg_gbps": bw, "threshold_gbps": 360.0, "round": round_,
-                        "pass": pass_})  # fmt: skip
+                        "test": "write", "bw_avg_gbps": bw, "threshold_gbps": 360.0, "passed": bw >= 360.0,
+                        "failure": None, "round": round_, "pass": pass_})  # fmt: skip
         return out
 
     results = [r for i, rnd in enumerate(pair_rounds(hosts)) for a, b in rnd for r in measure(a, b, i, 1)]
