@@ -308,7 +308,7 @@ def retest_rounds(results, hosts=None, partners=1, exclude=None):
     if partners < 1:
         raise ValueError("partners must be >= 1, got %d" % partners)
     # failures that say nothing about the link (a missing rail, an invalid figure) retest nothing
-    results = [r for r in results if r.get("passed") or implicates_link(r)]
+    results = [r for r in results if r.get("passed") or implicates_link(dict(r, passed=False))]
     suspect_nodes, links, known_good, failed, roles = _first_pass(results)
     allowed = None if hosts is None else set(_check_hosts(hosts))
     subjects = []
