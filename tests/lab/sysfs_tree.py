@@ -98,7 +98,8 @@ def _symlink(target, link):
 
 def _build_port(port_dir, spec, newline):
     merged = dict(PORT_DEFAULTS)
-    merged.update({k: v for k, v in spec.items() if not isinstance(v, dict)})
+    # "counters": False means no counters/ directory (some drivers, VFs): it is no attribute file either.
+    merged.update({k: v for k, v in spec.items() if not isinstance(v, dict) and k != "counters"})
     for key, value in merged.items():
         if key.startswith("_"):
             continue

@@ -84,6 +84,35 @@ def test_thresholds_reach_the_expressions():
     assert rules["FabricPortNotActive"]["for"] == "2m"
 
 
+def test_symbol_error_and_link_downed_have_their_own_thresholds_and_error_alerts_a_for():
+    rules = _rules(
+        render(
+            {
+                "fabric_monitoring_alert_symbol_error_increase": 20,
+                "fabric_monitoring_alert_link_downed_increase": 1,
+                "fabric_monitoring_alert_physical_error_increase": 3,
+                "fabric_monitoring_alert_error_for": "4m",
+            }
+        )
+    )
+    assert rules["FabricSymbolErrors"]["expr"].endswith("> 20")
+    assert rules["FabricLinkDowned"]["expr"].endswith("> 1")
+    assert rules["FabricLinkErrorRecovery"]["expr"].endswith("> 3")
+    errors = [n for n, r in rules.items() if r["expr"].startswith("increase(node_infiniband_")]
+    assert len(errors) == 8
+    assert all(rules[n].get("for") == "4m" for n in errors), errors
+
+
+def test_saturated_alert_covers_every_width_counters_py_knows():
+    from ansible_collections.ibtune.fabric.plugins.module_utils.counters import COUNTER_WIDTHS
+
+    expr = _rules(render())["FabricErrorCounterSaturated"]["expr"]
+    watched = {counter: int(value) for value, counter in re.findall(r'>= (\d+), "counter", "(\w+)"', expr)}
+    # every counter the rule watches is pinned exactly at 2**width - 1 of its sysfs width (module_utils/counters.py)
+    assert watched == {c: (1 << COUNTER_WIDTHS[c]) - 1 for c in watched}
+    assert watched["port_xmit_wait"] == 4294967295 and len(watched) == 9
+
+
 def test_ignore_devices_filters_every_port_selector():
     text = render({"fabric_monitoring_alert_ignore_devices": "mlx5_bond_.*"})
     rules = _rules(text)
