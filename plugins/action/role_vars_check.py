@@ -38,7 +38,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         task_vars = task_vars or {}
-        _, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)[1]
         role = self._task._role
         name = args["role"] or (role.get_name(include_role_fqcn=False) if role else None)
         spec_path = args["argument_specs"] or (

@@ -23,7 +23,7 @@ FIXED_VERSION = "1.10.0"
 
 def scrape_url(listen_address):
     """node_exporter's --web.listen-address -> the URL of its /metrics on this host."""
-    host, _, port = listen_address.rpartition(":")
+    host, port = listen_address.rpartition(":")[::2]
     if host in ("", "0.0.0.0", "*"):
         host = "127.0.0.1"
     elif host in ("[::]",):

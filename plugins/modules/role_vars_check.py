@@ -20,7 +20,7 @@ description:
   - A finding is a warning, or an error that fails the task when the variable or its did-you-mean is named in
     O(strict), that is where a typo would silently change what the role does to the host or what it checks.
   - Internal variables (C(__<role>_...)) do not carry the prefix and are never reported.
-  - Role-internal: the collection's roles call it first in their preflight.
+  - Role-internal - the collection's roles run it first, through their dependency C(vars_check).
 extends_documentation_fragment:
   - ibtune.fabric.attributes
   - ibtune.fabric.attributes.READ_ONLY
