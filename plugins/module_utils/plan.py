@@ -17,6 +17,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import pairs as _pairs
+from ansible_collections.ibtune.fabric.plugins.module_utils import routes as _routes
+from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as _vt
 from ansible_collections.ibtune.fabric.plugins.module_utils.preflight import natural_key
 
 MAX_TCP_PORT = 65535
@@ -93,6 +95,53 @@ def plan_rounds(hosts, strategy, rounds=None, seed=None, groups=None, pairs=None
     return _pairs.pair_rounds(hosts, strategy=strategy, rounds=rounds, seed=seed, groups=groups, pairs=pairs)
 
 
+def cover_links_plan(hosts, rails, topology, max_rounds=8):
+    """cover_links rounds for ``hosts`` from the fabric_validate topology (validate_topology.compact()):
+    host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic
+    (routes.plan_cover), then every host no such pair tests is paired into a round where it is free, so a
+    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}).
+    """
+    if not topology:
+        raise ValueError(
+            "strategy cover_links needs the fabric's routes: set fabric_validate_topology=true "
+            "(fabric_plan option topology) or choose another strategy"
+        )
+    topo, lfts, topo_hosts = _vt.expand(topology)
+    eps = _vt.rail_endpoints(hosts, rails, topo_hosts)
+    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds)
+    rounds = fill_untested(hosts, cover["rounds"])
+    return rounds, {
+        "uncovered_isls": cover["uncovered"],
+        "isls": cover["total"],
+        "covered_isls": cover["covered"],
+        "coverable_isls": cover["coverable"],
+    }
+
+
+def fill_untested(hosts, rounds):
+    """``rounds`` plus pairs for every host of ``hosts`` they leave out: each put in the first round where
+    it is free, with another left-out host or else any free host (a round is added when none has room)."""
+    out = [[list(pair) for pair in round_pairs] for round_pairs in rounds if round_pairs]
+    tested = set(h for round_pairs in out for pair in round_pairs for h in pair)
+    todo = [h for h in hosts if h not in tested]
+    if len(hosts) < 2:
+        return out
+    index = 0
+    while todo:
+        if index == len(out):
+            out.append([])
+        busy = set(h for pair in out[index] for h in pair)
+        free_todo = [h for h in todo if h not in busy]
+        free_other = [h for h in hosts if h not in busy and h not in todo]
+        while free_todo and (len(free_todo) > 1 or free_other):
+            server = free_todo.pop(0)
+            client = free_todo.pop(0) if free_todo else free_other.pop(0)
+            out[index].append([server, client])
+            todo = [h for h in todo if h not in (server, client)]
+        index += 1
+    return out
+
+
 def untested_hosts(hosts, pairs_list):
     """Hosts of ``hosts`` that appear in no planned pair."""
     seen = set()
@@ -167,6 +216,7 @@ def plan_pass(
     pairs=None,
     expect_rails=None,
     gid_index=None,
+    topology=None,
 ):
     """Plan one pass for ``hosts`` (the hosts that passed preflight, in inventory order).
 
@@ -177,6 +227,7 @@ def plan_pass(
     hosts = list(hosts)
     rails = dict((h, rails.get(h) or []) for h in hosts)
     missing = missing_rails(rails, expect_rails) if pass_no == 1 else []
+    coverage = None
     if rounds is None:
         grp = None
         if groups is not None:
@@ -187,7 +238,10 @@ def plan_pass(
                     "fabric_validate_group_var is unset for %s: give every host its group (e.g. its leaf switch)"
                     % ", ".join(lacking)
                 )
-        rounds = plan_rounds(hosts, strategy, rounds=random_rounds, seed=seed, groups=grp, pairs=pairs)
+        if strategy == "cover_links":
+            rounds, coverage = cover_links_plan(hosts, rails, topology)
+        else:
+            rounds = plan_rounds(hosts, strategy, rounds=random_rounds, seed=seed, groups=grp, pairs=pairs)
     sliced = slice_pass(rounds, rails, addresses, pass_no=pass_no, base_tcp_port=base_tcp_port, gid_index=gid_index)
     failures = list(missing)
     untested = []
@@ -201,6 +255,8 @@ def plan_pass(
                 reason = "it has no ACTIVE rail to test"
             failures.append({"host": host, "failure_kind": "unpaired", "reason": "not tested: %s" % reason})
     sliced.update(rounds=len(rounds), host_failures=failures, untested=untested, strategy=strategy)
+    if coverage is not None:
+        sliced["coverage"] = coverage
     return sliced
 
 

@@ -44,7 +44,16 @@ options:
     description: Pair strategy of the first pass.
     type: str
     default: all_pairs
-    choices: [all_pairs, ring, random, halves, cross_group, explicit]
+    choices: [all_pairs, ring, random, halves, cross_group, explicit, cover_links]
+  topology:
+    description:
+      - The fabric as the C(fabric_validate) topology stage hands it over (the C(validate_topology) filter
+        of an M(ibtune.fabric.ib_topology) result read with routes, or that result itself), for the
+        C(cover_links) strategy. See docs/dev/CONTRACTS.md.
+      - C(cover_links) pairs hosts (rail r meets rail r) so that every directed inter-switch link carries
+        test traffic in at most 8 rounds along the routes OpenSM programmed, then pairs every host those
+        rounds leave out into a round where it is free.
+    type: dict
   random_rounds:
     description: Rounds of the C(random) strategy.
     type: int
@@ -167,6 +176,20 @@ budget_s:
   description: The most seconds the pass may take on a host (the async budget).
   returned: always
   type: int
+uncovered_isls:
+  description: Directed inter-switch links the C(cover_links) rounds do not cross, each with from, to, text
+    and reason (no candidate pair's route crosses it, or the round budget ran out).
+  returned: when O(strategy=cover_links)
+  type: list
+  elements: dict
+  sample: [{from: "A09-P1-IBLEAF-04-04 p38", to: "A10-P1-IBSPINE-03 p32", text: "A09-P1-IBLEAF-04-04 p38 ->
+            A10-P1-IBSPINE-03 p32", reason: "no candidate pair's route crosses it"}]
+isl_coverage:
+  description: Directed inter-switch links in the fabric (isls), crossed by some candidate pair (coverable_isls)
+    and by the planned rounds (covered_isls).
+  returned: when O(strategy=cover_links)
+  type: dict
+  sample: {isls: 1064, coverable_isls: 1064, covered_isls: 1064}
 """
 
 import json
@@ -202,13 +225,24 @@ def run_module(module):
         pairs=p["pairs"],
         expect_rails=p["expect_rails"] or None,
         gid_index=gid,
+        topology=p["topology"],
     )
     participants = sorted(h for h, sides in plan["slices"].items() if sides)
     plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_no"])
     if not module.check_mode:
         plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_no"])
     n_sides = sum(len(s) for s in plan["slices"].values())
-    return dict(
+    extra = {}
+    coverage = plan.get("coverage") if rounds is None else None
+    if coverage is not None:
+        extra = dict(
+            uncovered_isls=coverage["uncovered_isls"],
+            isl_coverage=dict((k, coverage[k]) for k in ("isls", "coverable_isls", "covered_isls")),
+        )
+    if p["topology"] is not None:
+        # the fabric is hundreds of kB: it is not echoed back (invocation.module_args)
+        extra["invocation"] = {"module_args": dict(p, topology="(the fabric's topology, not echoed)")}
+    result = dict(
         changed=False,
         rounds=plan["rounds"],
         pairs=len(plan["pairs"]),
@@ -229,7 +263,15 @@ def run_module(module):
             len(plan["pairs"]),
             n_sides,
         ),
+        **extra
     )
+    if coverage is not None:
+        result["msg"] += "; %d of %d directed inter-switch links covered, %d uncovered" % (
+            coverage["covered_isls"],
+            coverage["isls"],
+            len(coverage["uncovered_isls"]),
+        )
+    return result
 
 
 def main():
@@ -238,7 +280,8 @@ def main():
             hosts=dict(type="list", elements="str", required=True),
             rails=dict(type="dict", required=True),
             addresses=dict(type="dict", required=True),
-            strategy=dict(type="str", default="all_pairs", choices=list(pairs_utils.STRATEGIES)),
+            strategy=dict(type="str", default="all_pairs", choices=list(pairs_utils.STRATEGIES) + ["cover_links"]),
+            topology=dict(type="dict"),
             random_rounds=dict(type="int"),
             seed=dict(type="str"),
             groups=dict(type="dict"),
