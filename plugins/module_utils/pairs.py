@@ -18,7 +18,7 @@ import random
 # The first-pass localization rule is the report's (one rule for who is suspect and who is known-good).
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_localize import (  # noqa: F401
     _first_pass,
-    first_pass_suspects,
+    first_pass_suspects,  # pylint: disable=unused-import  (part of this module's API: the filters and tests use it)
     implicates_link,
 )
 

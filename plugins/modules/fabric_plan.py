@@ -67,7 +67,7 @@ options:
     description: The C(explicit) strategy's pairs, as [server, client] lists.
     type: list
     elements: raw
-  pass_no:
+  pass_number:
     description: Pass number; pass 1 names missing rails and unpaired hosts.
     type: int
     default: 1
@@ -216,7 +216,7 @@ def run_module(module):
         p["rails"],
         p["addresses"],
         strategy=p["strategy"],
-        pass_no=p["pass_no"],
+        pass_no=p["pass_number"],
         base_tcp_port=p["base_tcp_port"],
         rounds=rounds,
         random_rounds=p["random_rounds"],
@@ -228,9 +228,9 @@ def run_module(module):
         topology=p["topology"],
     )
     participants = sorted(h for h, sides in plan["slices"].items() if sides)
-    plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_no"])
+    plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_number"])
     if not module.check_mode:
-        plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_no"])
+        plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_number"])
     n_sides = sum(len(s) for s in plan["slices"].values())
     extra = {}
     coverage = plan.get("coverage") if rounds is None else None
@@ -256,7 +256,7 @@ def run_module(module):
         budget_s=plan_utils.pass_budget_s(plan["rounds"], p["run_s"], p["connect_timeout"], p["slack"]),
         msg="pass %d: %d round(s) of %s over %d host(s), %d pair(s), %d side(s)"
         % (
-            p["pass_no"],
+            p["pass_number"],
             plan["rounds"],
             "retests" if rounds is not None else p["strategy"],
             len(p["hosts"]),
@@ -286,7 +286,7 @@ def main():
             seed=dict(type="str"),
             groups=dict(type="dict"),
             pairs=dict(type="list", elements="raw"),
-            pass_no=dict(type="int", default=1),
+            pass_number=dict(type="int", default=1),
             retest_from=dict(type="path"),
             exclude=dict(type="list", elements="str", default=[]),
             expect_rails=dict(type="list", elements="str", default=[]),

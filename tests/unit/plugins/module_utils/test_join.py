@@ -11,7 +11,7 @@ def rails(hosts, rate=400.0, rates=None):
         (
             h,
             [
-                {"rail": n, "device": n.split(":")[0], "port": 1, "rate_gbps": rates.get((h, n), rate)}
+                {"rail": n, "device": n.split(":", maxsplit=1)[0], "port": 1, "rate_gbps": rates.get((h, n), rate)}
                 for n in ("mlx5_0:1", "mlx5_1:1")
             ],
         )

@@ -113,7 +113,7 @@ def test_null_expectations_are_fine():
 
 def rails_for(hosts, names=("mlx5_0:1", "mlx5_1:1"), rate=400.0):
     return dict(
-        (h, [{"rail": n, "device": n.split(":")[0], "port": 1, "rate_gbps": rate} for n in names]) for h in hosts
+        (h, [{"rail": n, "device": n.split(":", maxsplit=1)[0], "port": 1, "rate_gbps": rate} for n in names]) for h in hosts
     )
 
 

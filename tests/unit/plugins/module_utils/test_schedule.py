@@ -24,7 +24,7 @@ import sysfs_tree  # noqa: E402
 
 def free_ports(n):
     socks = []
-    for _ in range(n):
+    for _index in range(n):
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         socks.append(sock)
@@ -163,7 +163,7 @@ def test_established_ports_sees_a_real_connection():
     server.listen(1)
     port = server.getsockname()[1]
     client = socket.create_connection(("127.0.0.1", port))
-    conn, _ = server.accept()
+    conn, _peer = server.accept()
     try:
         assert port in process.established_ports()
     finally:

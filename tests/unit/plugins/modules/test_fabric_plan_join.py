@@ -56,7 +56,7 @@ def test_second_pass_retests_against_known_good_and_bars_excluded(tmp_path):
             "rails": RAILS,
             "addresses": ADDR,
             "dest": str(tmp_path),
-            "pass_no": 2,
+            "pass_number": 2,
             "retest_from": str(path),
             "exclude": ["n1"],
         },
