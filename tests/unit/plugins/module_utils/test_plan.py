@@ -112,9 +112,8 @@ def test_null_expectations_are_fine():
 
 
 def rails_for(hosts, names=("mlx5_0:1", "mlx5_1:1"), rate=400.0):
-    return dict(
-        (h, [{"rail": n, "device": n.split(":", maxsplit=1)[0], "port": 1, "rate_gbps": rate} for n in names]) for h in hosts
-    )
+    rails = [{"rail": n, "device": n.split(":", maxsplit=1)[0], "port": 1, "rate_gbps": rate} for n in names]
+    return dict((h, [dict(r) for r in rails]) for h in hosts)
 
 
 def test_a_host_lacking_a_majority_rail_is_named_and_its_peers_test_by_name():
