@@ -50,6 +50,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report_normalize imp
     link_key,
     normalize_results,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_topology import apply as apply_topology
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_topology import switch_violation_text
 from ansible_collections.ibtune.fabric.plugins.module_utils.report_verdict import (  # noqa: F401 (re-exported)
     host_verdicts,
     line_rate_of,
@@ -99,9 +101,11 @@ def failure_message(report):
         for h in report.get("failed_hosts") or []
         if h["failure_kind"] not in NAMED_ELSEWHERE
     ]
+    items += [x["text"] for x in report.get("suspect_cables") or []]
     items += [_link_text(x) for x in report["suspect_links"]]
     items += [_node_text(x) for x in report["suspect_nodes"]]
     items += [_violation_text(x) for x in report["counter_violations"]]
+    items += [switch_violation_text(x) for x in report.get("switch_counter_violations") or []]
     items += [_regression_text(x) for x in report["regressions"]]
     items += [
         "%s %s: %s" % (_pair_label(r), r["test"], r["failure"])
@@ -189,6 +193,7 @@ def build_report(
     min_peer_fraction=0.9,
     line_rate_gbps=None,
     in_place=False,
+    topology=None,
 ):
     """The whole verdict as one JSON-able dict (report.json); renderers turn it into the other files.
 
@@ -197,7 +202,8 @@ def build_report(
     0 turns it off), the baseline regression, the systemic verdict and the per-host verdict over
     ``expected_hosts`` and ``host_failures``. ``min_gbps`` and ``line_rate_gbps`` are only checked
     (gate.check_thresholds) and used to name a systemic cause. ``in_place`` normalises the result
-    dicts without copying them. Raises ValueError (one sentence) on bad settings or inputs.
+    dicts without copying them. ``topology`` (the fabric_validate topology stage's compact fabric,
+    report_topology.py) adds suspect_cables, host_order and switch_counter_violations, which fail the run. Raises ValueError (one sentence) on bad settings or inputs.
     """
     # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
     # collector's passes cost a fifth of the time (1024 hosts x 8 rails): it is paused meanwhile.
@@ -206,7 +212,7 @@ def build_report(
     try:
         return _build_report(
             results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place,
+            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology,
         )  # fmt: skip
     finally:
         if collecting:
@@ -215,7 +221,7 @@ def build_report(
 
 def _build_report(
     results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place,
+    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology=None,
 ):  # fmt: skip
     tolerance = float(regression_tolerance)
     if not 0.0 <= tolerance < 1.0:
@@ -355,9 +361,11 @@ def _build_report(
         "saturated": stuck,
         "results": results,
     }
+    if topology is not None:
+        apply_topology(report, topology)
     report["headline"] = headline(report)
     report["message"] = (
-        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :] if passed else failure_message(report)
+        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :] if report["passed"] else failure_message(report)
     )
     return report
 
@@ -380,6 +388,11 @@ def headline(report):
         _plural(t["counter_violations"], "counter violation"),
         _plural(t["regressions"], "regression"),
     )
+    if "suspect_cables" in t:
+        text += ", %s, %s" % (
+            _plural(t["suspect_cables"], "suspect cable"),
+            _plural(t["switch_counter_violations"], "switch counter violation"),
+        )
     if t.get("failed_hosts"):
         text += ", %s of %d" % (_plural(t["failed_hosts"], "failed host"), t.get("expected_hosts") or 0)
     return ("PASSED: " if report["passed"] else "FAILED: ") + text

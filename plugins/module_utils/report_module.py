@@ -98,6 +98,7 @@ def run(params, check_mode=False):
             min_peer_fraction=p.get("min_peer_fraction", 0.9),
             line_rate_gbps=p.get("line_rate_gbps"),
             in_place=True,
+            topology=p.get("topology"),
         )
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
@@ -145,12 +146,17 @@ def run(params, check_mode=False):
         baseline_updated=baseline_updated,
         msg=report["message"],
     )
+    if "suspect_cables" in report:
+        result["suspect_cables"] = report["suspect_cables"]
+        result["switch_counter_violations"] = report["switch_counter_violations"]
     # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
     # for thousands of pair results that is most of the module's time and a copy nobody reads.
     args = dict(p)
     for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures"):
         if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
+    if args.get("topology") is not None:
+        args["topology"] = "(the fabric's topology, not echoed)"
     result["invocation"] = {"module_args": args}
     failed = not report["passed"] and p["fail_on_failure"]
     return result, failed, warnings

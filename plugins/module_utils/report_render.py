@@ -130,6 +130,37 @@ def _hosts_suite(root, report):
     return len(hosts), len(failed)
 
 
+def _fabric_suite(root, report):
+    """Suite `fabric` (only with a topology): a failing testcase per suspect cable and per switch port
+    whose counters rose; one passing testcase when there is neither. Returns (tests, failures)."""
+    if "suspect_cables" not in report and "switch_counter_violations" not in report:
+        return 0, 0
+    suite = ET.SubElement(root, "testsuite", name="fabric", timestamp=report["timestamp"])
+    failures = 0
+    for cable in report.get("suspect_cables") or []:
+        case = ET.SubElement(
+            suite, "testcase", classname="ibtune.fabric.cables", name="cable %s <-> %s" % (cable["a"], cable["b"])
+        )
+        case.set("time", "0")
+        ET.SubElement(case, "failure", message=cable["text"], type="suspect_cable").text = cable.get("reason")
+        failures += 1
+    for v in report.get("switch_counter_violations") or []:
+        case = ET.SubElement(
+            suite, "testcase", classname="ibtune.fabric.switch_counters", name="%s port %s counters" % (v.get("switch"), v.get("port"))
+        )
+        case.set("time", "0")
+        ET.SubElement(case, "failure", message=v.get("msg") or "", type="switch_counters").text = v.get("msg")
+        failures += 1
+    tests = failures
+    if not failures:
+        ET.SubElement(suite, "testcase", classname="ibtune.fabric.cables", name="no suspect cable", time="0")
+        tests = 1
+    for key, value in (("tests", tests), ("failures", failures), ("errors", 0)):
+        suite.set(key, str(value))
+    suite.set("time", "0")
+    return tests, failures
+
+
 def to_junit(report):
     """JUnit XML: suite `hosts` (a testcase per expected host), suite `pairs` (a testcase per pair
     result, the failure `type` its failure_kind), suite `counters` (one per node); a systemic verdict
@@ -148,6 +179,9 @@ def to_junit(report):
         suite.set("time", "0")
         host_tests += len(verdict_items)
         host_failures += len(verdict_items)
+    fabric_tests, fabric_failures = _fabric_suite(root, report)
+    host_tests += fabric_tests
+    host_failures += fabric_failures
     pairs = ET.SubElement(root, "testsuite", name="pairs", timestamp=report["timestamp"])
     failures = 0
     total_time = 0.0
@@ -248,6 +282,14 @@ def to_markdown(report):
     for problem in report.get("problems") or []:
         lines += ["", "**%s**" % _md(problem)]
     lines += _markdown_hosts(report)
+    if report.get("suspect_cables"):
+        lines += ["", "## Suspect cables", ""]
+        for cable in report["suspect_cables"]:
+            lines.append("- %s: %s" % (_md(cable["text"]), _md(cable.get("reason"))))
+    if report.get("switch_counter_violations"):
+        lines += ["", "## Switch counter violations", ""]
+        for v in report["switch_counter_violations"]:
+            lines.append("- %s" % _md(v.get("msg")))
     if report["suspect_nodes"] or report["suspect_links"]:
         lines += ["", "## Suspects", ""]
         for node in report["suspect_nodes"]:

@@ -119,6 +119,14 @@ options:
     type: list
     elements: dict
     default: []
+  topology:
+    description:
+      - The fabric as the C(fabric_validate) topology stage hands it over (the C(validate_topology) filter of an
+        M(ibtune.fabric.ib_topology) result read with routes, or that result itself; docs/dev/CONTRACTS.md).
+      - With it the report names the suspect cable (on the failing pairs' routes and on no passing pair's
+        route, in the forwarding tables OpenSM programmed), orders hosts by leaf and port, and counts the
+        topology's C(switch_counter_violations) as failures like host ones.
+    type: dict
   dest:
     description: Controller directory for the report files; created when missing.
     type: path
@@ -285,6 +293,27 @@ suspect_links:
       threshold_gbps: 360.0
       failure: "180.1 Gb/s < 360.0 Gb/s"
       verdict: bad_link
+suspect_cables:
+  description:
+    - Cables on the failing pairs' routes and on no passing pair's route, each with a and b (switch or CA end
+      and port), reason, failing (failing paths it is on), failing_total, passing_total, ambiguous (how many
+      cables share exactly these paths, 0 when it alone does), verdict and text (as in the message).
+  returned: when O(topology) is given
+  type: list
+  elements: dict
+  sample:
+    - a: "A09-P1-IBLEAF-04-04 p38"
+      b: "A10-P1-IBSPINE-03 p32"
+      failing: 2
+      failing_total: 2
+      passing_total: 562
+      text: "cable A09-P1-IBLEAF-04-04 p38 <-> A10-P1-IBSPINE-03 p32 (shared by the 2 failing pairs, by no passing one)"
+switch_counter_violations:
+  description: Switch-port counter increases from O(topology) (switch, port, peer, counter, delta, msg); any fails
+    the validation.
+  returned: when O(topology) is given
+  type: list
+  elements: dict
 regressions:
   description: Links below C((1 - regression_tolerance) x) their baseline median.
   returned: always
@@ -353,6 +382,7 @@ ARGUMENT_SPEC = dict(
     min_gbps=dict(type="float"),
     fail_on_failure=dict(type="bool", default=True),
     run_id=dict(type="str"),
+    topology=dict(type="dict"),
 )
 
 

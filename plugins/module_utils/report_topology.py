@@ -1,0 +1,83 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report's view of the fabric (pure): the suspect cable(s) of the failing pairs and the switch-port
+counter violations, from the fabric_validate topology (validate_topology.compact()).
+
+A failing pair result's path is its client's route to its server's LID in the forwarding tables OpenSM
+programmed (a latency result: both ways); a cable on failing paths and on no passing path is a suspect
+(routes.name_cables). Results that failed before measuring a link (missing rail, invalid) are left out.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.ibtune.fabric.plugins.module_utils import routes as _routes
+from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as _vt
+
+# failed results that say nothing about a cable
+NOT_A_PATH = frozenset(("missing_rail", "invalid", "no_device"))
+
+
+def cable_text(cable):
+    """ "cable leaf-03 p33 <-> spine-02 p5 (shared by the 2 failing pairs, by no passing one)"."""
+    n, total = cable["failing"], cable.get("failing_total", cable["failing"])
+    if n == total:
+        share = "shared by the %d failing pair%s" % (n, "" if n == 1 else "s") if n > 1 else "on the failing pair"
+    else:
+        share = "shared by %d of the %d failing pairs" % (n, total)
+    text = "cable %s <-> %s (%s, by no passing one)" % (cable["a"], cable["b"], share)
+    if cable.get("ambiguous"):
+        text += " [one of %d cables on exactly these paths]" % cable["ambiguous"]
+    return text
+
+
+def switch_violation_text(v):
+    return v.get("msg") or "%s port %s <-> %s: %s +%s" % (
+        v.get("switch"), v.get("port"), v.get("peer"), v.get("counter_name") or v.get("counter"), v.get("delta"),
+    )  # fmt: skip
+
+
+def suspect_cables(results, topology, expanded=None):
+    """[{a, b, reason, failing, failing_total, passing_total, ambiguous, text, verdict}] for the report's
+    (normalised) results; [] when no failing result has a route. ``expanded``: validate_topology.expand()'s
+    value, when the caller has it already."""
+    topo, lfts, hosts = expanded or _vt.expand(topology)
+    usable = [r for r in results if r.get("passed") or r.get("failure_kind") not in NOT_A_PATH]
+    failing, passing = _routes.paths_for_results(usable, lfts, topo, hosts)
+    if not failing:
+        return []
+    out = []
+    found = _routes.name_cables(failing, passing)
+    for cable in found:
+        ties = [c for c in found if c["reason"].split(";")[0] == cable["reason"].split(";")[0]]
+        entry = dict(cable)
+        entry.update(
+            failing_total=len(failing),
+            passing_total=len(passing),
+            ambiguous=len(ties) if len(ties) > 1 else 0,
+            verdict="suspect",
+        )
+        entry["text"] = cable_text(entry)
+        out.append(entry)
+    return out
+
+
+def apply(report, topology):
+    """Adds suspect_cables, host_order and switch_counter_violations (and their totals) to ``report``;
+    switch counter violations fail it. Returns the report."""
+    expanded = _vt.expand(topology)  # a bad topology fails before anything is added
+    value = topology if isinstance(topology, dict) else {}
+    switch_side = [dict(v) for v in value.get("switch_counter_violations") or [] if isinstance(v, dict)]
+    for v in switch_side:
+        v.setdefault("msg", switch_violation_text(v))
+    cables = [] if report.get("systemic") else suspect_cables(report["results"], topology, expanded)
+    report["suspect_cables"] = cables
+    report["host_order"] = list(value.get("host_order") or [])
+    report["switch_counter_violations"] = switch_side
+    report["totals"]["suspect_cables"] = len(cables)
+    report["totals"]["switch_counter_violations"] = len(switch_side)
+    if switch_side:
+        report["passed"] = False
+    return report

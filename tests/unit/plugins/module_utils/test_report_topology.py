@@ -1,0 +1,149 @@
+"""The report names the cable: a degraded ISL behind the real OpenSM routes of the simulated 582-HCA subnet
+gives exactly that cable in suspect_cables, the message, summary.md and junit.xml; switch-port counter
+violations (real ibqueryerrors captures) fail the verdict; without a topology nothing changes."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils import ib_switch_counters as S
+from ansible_collections.ibtune.fabric.plugins.module_utils import plan as P
+from ansible_collections.ibtune.fabric.plugins.module_utils import routes as R
+from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as VT
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import build_report, to_junit, to_markdown
+from tests.conftest import FIXTURES
+from tests.unit.plugins.module_utils.test_validate_topology import ib_topology_result, inventory, rails_by_index
+
+TOPO = FIXTURES / "topology"
+# A09-P1-IBLEAF-04-04 port 38 <-> A10-P1-IBSPINE-03 port 32 (the ISL the unlinked capture takes down)
+BAD_ISL = {("0x2c5eab0300b87b40", 38), ("0x2c5eab0300c26380", 32)}
+CABLE = "cable A09-P1-IBLEAF-04-04 p38 <-> A10-P1-IBSPINE-03 p32"
+
+
+def measure(pair, rail, slow, round_no):
+    bw = 180.1 if slow else 392.4
+    return {
+        "server": pair["server"], "server_device": rail["s"], "server_port": 1,
+        "client": pair["client"], "client_device": rail["c"], "client_port": 1,
+        "test": "write", "bw_avg_gbps": bw, "bw_peak_gbps": None, "threshold_gbps": 360.0,
+        "passed": not slow, "failure": "%.1f Gb/s is below the threshold 360.0 Gb/s" % bw if slow else None,
+        "round": round_no, "pass": 1, "duration_s": 5.0, "rail": pair.get("rail"),
+    }  # fmt: skip
+
+
+def cover_links_run(bad=BAD_ISL):
+    """The cover_links plan of the inventory, every rail pair measured: slow where its route (client ->
+    server, through the real LFTs) crosses the degraded cable in either direction."""
+    hosts = inventory()
+    small = json.loads(json.dumps(VT.compact(ib_topology_result())))
+    rails = rails_by_index(hosts)
+    names = sorted(hosts)
+    plan = P.plan_pass(names, rails, {h: h for h in names}, strategy="cover_links", topology=small)
+    topo, lfts, topo_hosts = VT.expand(small)
+    router = R.Router(topo, lfts)
+    device = {h: {r["rail"]: r["device"] for r in rails[h]} for h in names}
+    results = []
+    for p in plan["pairs"]:
+        for rail in p["rails"]:
+            s_dev, c_dev = device[p["server"]][rail], device[p["client"]][rail]
+            hops = router.hops(
+                T.normalize_guid(topo_hosts[p["client"]][c_dev]), T.normalize_guid(topo_hosts[p["server"]][s_dev])
+            )
+            slow = any((a, ap) in bad for a, ap, _b, _bp in hops)
+            results.append(measure(p, {"s": s_dev, "c": c_dev}, slow, p["round"]))
+    return results, small
+
+
+def test_a_degraded_isl_is_named_as_the_cable():
+    results, small = cover_links_run()
+    failing = [r for r in results if not r["passed"]]
+    assert 1 <= len(failing) < len(results) // 10
+    report = build_report(results, topology=small, now=0)
+    assert not report["passed"]
+    cables = report["suspect_cables"]
+    assert [(c["a"], c["b"]) for c in cables] == [("A09-P1-IBLEAF-04-04 p38", "A10-P1-IBSPINE-03 p32")]
+    assert cables[0]["failing"] == cables[0]["failing_total"] == len(failing)
+    assert cables[0]["passing_total"] == len(results) - len(failing)
+    n = len(failing)
+    expected = "%s (%s, by no passing one)" % (
+        CABLE,
+        "shared by the %d failing pairs" % n if n > 1 else "on the failing pair",
+    )
+    assert cables[0]["text"] == expected
+    # the cable comes first in the message, before the hosts the localisation suspects
+    assert report["message"].startswith("Fabric validation failed: " + expected)
+    assert report["totals"]["suspect_cables"] == 1
+    assert "1 suspect cable" in report["headline"]
+    assert report["host_order"] == small["host_order"]
+    md = to_markdown(report)
+    assert "## Suspect cables" in md and "- %s: on %d of %d failing paths" % (expected, n, n) in md
+    root = ET.fromstring(to_junit(report))
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "fabric"]
+    (case,) = list(suite)
+    assert case.get("name") == "cable A09-P1-IBLEAF-04-04 p38 <-> A10-P1-IBSPINE-03 p32"
+    assert case.find("failure").get("message") == expected and case.find("failure").get("type") == "suspect_cable"
+    assert int(root.get("failures")) == int(suite.get("failures")) + sum(
+        int(s.get("failures")) for s in root.iter("testsuite") if s.get("name") != "fabric"
+    )
+
+
+def test_a_healthy_run_with_topology_passes_and_names_no_cable():
+    results, small = cover_links_run(bad=set())
+    report = build_report(results, topology=small, now=0)
+    assert report["passed"] and report["suspect_cables"] == [] and report["switch_counter_violations"] == []
+    root = ET.fromstring(to_junit(report))
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "fabric"]
+    assert suite.get("failures") == "0" and suite.get("tests") == "1"
+
+
+def switch_violations():
+    topo = T.parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
+    before = S.snapshot_from_ibqueryerrors(S.parse_ibqueryerrors((TOPO / "ndr582-sim.ibqueryerrors").read_text()), topo)
+    after = S.snapshot_from_ibqueryerrors(
+        S.parse_ibqueryerrors((TOPO / "ndr582-sim-errors.ibqueryerrors").read_text()), topo
+    )
+    return S.switch_violations(before, after, topo)
+
+
+def test_switch_counter_violations_fail_the_verdict():
+    results, _small = cover_links_run(bad=set())
+    found = switch_violations()
+    assert found
+    result = ib_topology_result()
+    result["switch_counter_violations"] = json.loads(json.dumps(found))
+    small = VT.compact(result)
+    report = build_report(results, topology=small, now=0)
+    assert not report["passed"]
+    assert report["totals"]["switch_counter_violations"] == len(found)
+    assert "A09-P1-IBLEAF-04-04 port 17 <-> a08-p1-dgx-04-c17 mlx5_5: SymbolErrorCounter +12" in report["message"]
+    md = to_markdown(report)
+    assert "## Switch counter violations" in md and "SymbolErrorCounter +12" in md
+    root = ET.fromstring(to_junit(report))
+    (suite,) = [s for s in root.iter("testsuite") if s.get("name") == "fabric"]
+    assert int(suite.get("failures")) == len(found)
+
+
+def test_without_topology_the_report_is_unchanged():
+    results, small = cover_links_run()
+    plain = build_report(json.loads(json.dumps(results)), now=0)
+    assert "suspect_cables" not in plain and "switch_counter_violations" not in plain and "host_order" not in plain
+    assert "suspect cable" not in plain["headline"] and "cable" not in plain["message"]
+    assert not any(s.get("name") == "fabric" for s in ET.fromstring(to_junit(plain)).iter("testsuite"))
+    with_topo = build_report(json.loads(json.dumps(results)), topology=small, now=0)
+    for key in ("suspect_nodes", "suspect_links", "failed_pairs", "failed_hosts", "counter_violations"):
+        assert with_topo[key] == plain[key]
+
+
+def test_a_systemic_failure_names_no_cable():
+    results, small = cover_links_run(bad=set())
+    for r in results:
+        r.update(bw_avg_gbps=90.0, passed=False, failure="90.0 Gb/s is below the threshold 360.0 Gb/s")
+    report = build_report(results, topology=small, now=0)
+    assert report["systemic"] and report["suspect_cables"] == []
+
+
+def test_a_bad_topology_is_one_sentence():
+    with pytest.raises(ValueError, match="compact topology of version 1"):
+        build_report([], topology={"version": 0, "switches": []}, now=0)

@@ -1,0 +1,66 @@
+"""fabric_plan (strategy cover_links) and fabric_report (suspect cables) take the fabric_validate topology:
+the modules on the simulated 582-HCA subnet's real routes, through the validate_topology filter."""
+
+import json
+
+from ansible_collections.ibtune.fabric.plugins.filter.validate_topology import validate_topology
+from ansible_collections.ibtune.fabric.plugins.modules import fabric_plan, fabric_report
+from tests.unit.modules_harness import run_module
+from tests.unit.plugins.module_utils.test_report_topology import CABLE, cover_links_run
+from tests.unit.plugins.module_utils.test_validate_topology import ib_topology_result, inventory, rails_by_index
+
+
+def test_fabric_plan_cover_links(tmp_path):
+    hosts = inventory()
+    names = sorted(hosts)
+    topo = json.loads(json.dumps(validate_topology(ib_topology_result())))
+    res = run_module(
+        fabric_plan,
+        {
+            "hosts": names,
+            "rails": rails_by_index(hosts),
+            "addresses": {h: h for h in names},
+            "strategy": "cover_links",
+            "topology": topo,
+            "dest": str(tmp_path),
+        },
+    )
+    assert not res.failed, res.get("msg")
+    cov = res["isl_coverage"]
+    assert res["rounds"] <= 8 and res["untested"] == []
+    # the fabric's hosts with 2 or 3 named HCAs (of 4) are named, not dropped
+    short = sorted(h for h, devs in hosts.items() if len(devs) < 4)
+    assert sorted(f["host"] for f in res["host_failures"]) == short
+    assert {f["failure_kind"] for f in res["host_failures"]} == {"missing_rail"}
+    assert cov["isls"] == 1064 and cov["covered_isls"] == cov["coverable_isls"] == 1064 - len(res["uncovered_isls"])
+    assert res["msg"].endswith(
+        "; %d of 1064 directed inter-switch links covered, %d uncovered" % (cov["covered_isls"], len(res["uncovered_isls"]))
+    )
+    assert res["invocation"]["module_args"]["topology"] == "(the fabric's topology, not echoed)"
+    plan = json.loads((tmp_path / "pass1.json").read_text())
+    assert plan["strategy"] == "cover_links" and plan["rounds"] == res["rounds"]
+
+
+def test_fabric_plan_cover_links_needs_the_topology(tmp_path):
+    res = run_module(
+        fabric_plan,
+        {"hosts": ["a", "b"], "rails": {"a": [], "b": []}, "addresses": {"a": "a", "b": "b"},
+         "strategy": "cover_links", "dest": str(tmp_path)},
+    )  # fmt: skip
+    assert res.failed and "fabric_validate_topology=true" in res["msg"]
+
+
+def test_fabric_report_names_the_cable(tmp_path):
+    results, small = cover_links_run()
+    res = run_module(
+        fabric_report,
+        {"results": results, "topology": small, "dest": str(tmp_path), "fail_on_failure": False},
+    )
+    assert not res.failed and not res["passed"]
+    assert [(c["a"], c["b"]) for c in res["suspect_cables"]] == [("A09-P1-IBLEAF-04-04 p38", "A10-P1-IBSPINE-03 p32")]
+    assert CABLE in res["msg"] and CABLE in res["summary"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["suspect_cables"] == res["suspect_cables"] and report["host_order"] == small["host_order"]
+    assert CABLE.replace("<->", "&harr;").split(" p38")[0].replace("cable ", "") in (tmp_path / "report.html").read_text()
+    assert CABLE in (tmp_path / "junit.xml").read_text().replace("&lt;", "<").replace("&gt;", ">")
+    assert res["invocation"]["module_args"]["topology"] == "(the fabric's topology, not echoed)"
