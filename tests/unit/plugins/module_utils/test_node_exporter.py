@@ -53,7 +53,7 @@ def _dirs(root):
     out = []
     for dirpath, dirnames, _files in os.walk(class_root, followlinks=True):
         depth = os.path.relpath(dirpath, class_root).count(os.sep)
-        if depth >= 3:
+        if depth >= 3:  # as find depth: 4 (dirs 4 levels below class/infiniband are listed)
             dirnames[:] = []
         out.extend(os.path.join(dirpath, d) for d in dirnames)
     return class_root, out
