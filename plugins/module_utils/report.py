@@ -203,7 +203,8 @@ def build_report(
     ``expected_hosts`` and ``host_failures``. ``min_gbps`` and ``line_rate_gbps`` are only checked
     (gate.check_thresholds) and used to name a systemic cause. ``in_place`` normalises the result
     dicts without copying them. ``topology`` (the fabric_validate topology stage's compact fabric,
-    report_topology.py) adds suspect_cables, host_order and switch_counter_violations, which fail the run. Raises ValueError (one sentence) on bad settings or inputs.
+    report_topology.py) adds suspect_cables, host_order and switch_counter_violations (these fail the run).
+    Raises ValueError (one sentence) on bad settings or inputs.
     """
     # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
     # collector's passes cost a fifth of the time (1024 hosts x 8 rails): it is paused meanwhile.
@@ -365,7 +366,9 @@ def _build_report(
         apply_topology(report, topology)
     report["headline"] = headline(report)
     report["message"] = (
-        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :] if report["passed"] else failure_message(report)
+        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
+        if report["passed"]
+        else failure_message(report)
     )
     return report
 

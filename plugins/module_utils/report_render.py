@@ -146,7 +146,10 @@ def _fabric_suite(root, report):
         failures += 1
     for v in report.get("switch_counter_violations") or []:
         case = ET.SubElement(
-            suite, "testcase", classname="ibtune.fabric.switch_counters", name="%s port %s counters" % (v.get("switch"), v.get("port"))
+            suite,
+            "testcase",
+            classname="ibtune.fabric.switch_counters",
+            name="%s port %s counters" % (v.get("switch"), v.get("port")),
         )
         case.set("time", "0")
         ET.SubElement(case, "failure", message=v.get("msg") or "", type="switch_counters").text = v.get("msg")

@@ -71,7 +71,13 @@ def compact(result, hosts=None):
         )
     tier = (result.get("tiers") or {}).get("by_guid") or {}
     switches = [
-        [sw["guid"], sw.get("lid"), sw.get("name") or sw["guid"], sw.get("num_ports") or 0, sw.get("tier") or tier.get(sw["guid"])]
+        [
+            sw["guid"],
+            sw.get("lid"),
+            sw.get("name") or sw["guid"],
+            sw.get("num_ports") or 0,
+            sw.get("tier") or tier.get(sw["guid"]),
+        ]
         for sw in result["switches"]
     ]
     cas = [
@@ -107,7 +113,9 @@ def _node_type(guid, switch_guids):
 def expand(value):
     """(topology, lfts, hosts) from a compact dict or an ib_topology result; raises ValueError."""
     if not isinstance(value, dict):
-        raise ValueError("topology must be a dict (the fabric_validate topology stage's), got %s" % type(value).__name__)
+        raise ValueError(
+            "topology must be a dict (the fabric_validate topology stage's), got %s" % type(value).__name__
+        )
     switches = value.get("switches")
     if isinstance(switches, list) and switches and isinstance(switches[0], dict):
         if not value.get("routes"):
@@ -122,7 +130,9 @@ def expand(value):
     by_guid = {}
     topo_switches = []
     for guid, lid, name, num_ports, tier in switches:
-        topo_switches.append({"guid": guid, "lid": lid, "name": name, "num_ports": num_ports, "tier": tier, "ports": []})
+        topo_switches.append(
+            {"guid": guid, "lid": lid, "name": name, "num_ports": num_ports, "tier": tier, "ports": []}
+        )
         if tier:
             by_guid[guid] = tier
     topo_cas = []

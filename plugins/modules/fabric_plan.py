@@ -263,7 +263,7 @@ def run_module(module):
             len(plan["pairs"]),
             n_sides,
         ),
-        **extra
+        **extra,
     )
     if coverage is not None:
         result["msg"] += "; %d of %d directed inter-switch links covered, %d uncovered" % (

@@ -66,7 +66,9 @@ def test_compact_is_small_and_expands_to_the_same_routes():
         for dst in cas[::23]:
             if src != dst:
                 assert mine.hops(src, dst) == full.hops(src, dst)
-                assert [mine.hop_dict(h) for h in mine.hops(src, dst)] == [full.hop_dict(h) for h in full.hops(src, dst)]
+                assert [mine.hop_dict(h) for h in mine.hops(src, dst)] == [
+                    full.hop_dict(h) for h in full.hops(src, dst)
+                ]
     # the inventory rails are the ones ib_topology found, with its normalised GUIDs
     assert hosts["a08-p1-dgx-04-c17"]["mlx5_5"] == "0xe09d7303007a5a68"
     assert small["host_order"] == result["host_order"] and len(small["host_order"]) == len(inventory())

@@ -14,7 +14,9 @@ from tests.conftest import FIXTURES
 TOPO = FIXTURES / "topology"
 HOSTS = ["ibt-lab-node%d" % i for i in range(1, 7)]
 # ib_facts' node GUIDs of the lab hosts (the net file's H-0002c903001000<i><rail>)
-INVENTORY = {h: {"mlx5_0": "0002:c903:0010:00%d0" % i, "mlx5_1": "0002:c903:0010:00%d1" % i} for i, h in enumerate(HOSTS, 1)}
+INVENTORY = {
+    h: {"mlx5_0": "0002:c903:0010:00%d0" % i, "mlx5_1": "0002:c903:0010:00%d1" % i} for i, h in enumerate(HOSTS, 1)
+}
 RAILS = {h: [{"rail": d, "device": d, "port": 1} for d in ("mlx5_0", "mlx5_1")] for h in HOSTS}
 
 

@@ -34,7 +34,8 @@ def test_fabric_plan_cover_links(tmp_path):
     assert {f["failure_kind"] for f in res["host_failures"]} == {"missing_rail"}
     assert cov["isls"] == 1064 and cov["covered_isls"] == cov["coverable_isls"] == 1064 - len(res["uncovered_isls"])
     assert res["msg"].endswith(
-        "; %d of 1064 directed inter-switch links covered, %d uncovered" % (cov["covered_isls"], len(res["uncovered_isls"]))
+        "; %d of 1064 directed inter-switch links covered, %d uncovered"
+        % (cov["covered_isls"], len(res["uncovered_isls"]))
     )
     assert res["invocation"]["module_args"]["topology"] == "(the fabric's topology, not echoed)"
     plan = json.loads((tmp_path / "pass1.json").read_text())
@@ -61,6 +62,8 @@ def test_fabric_report_names_the_cable(tmp_path):
     assert CABLE in res["msg"] and CABLE in res["summary"]
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["suspect_cables"] == res["suspect_cables"] and report["host_order"] == small["host_order"]
-    assert CABLE.replace("<->", "&harr;").split(" p38")[0].replace("cable ", "") in (tmp_path / "report.html").read_text()
+    assert (
+        CABLE.replace("<->", "&harr;").split(" p38")[0].replace("cable ", "") in (tmp_path / "report.html").read_text()
+    )
     assert CABLE in (tmp_path / "junit.xml").read_text().replace("&lt;", "<").replace("&gt;", ">")
     assert res["invocation"]["module_args"]["topology"] == "(the fabric's topology, not echoed)"
