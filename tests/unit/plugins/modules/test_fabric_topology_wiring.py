@@ -67,3 +67,82 @@ def test_fabric_report_names_the_cable(tmp_path):
     )
     assert CABLE in (tmp_path / "junit.xml").read_text().replace("&lt;", "<").replace("&gt;", ">")
     assert res["invocation"]["module_args"]["topology"] == "(the fabric's topology, not echoed)"
+
+
+PLAY = """
+- name: fabric_validate's topology stage on the subnet scenario's saved outputs, then a cover_links plan
+  hosts: all
+  gather_facts: false
+  vars:
+    fabric_topology_source: file
+    fabric_topology_host: localhost
+    fabric_topology_ibnetdiscover_path: "{{ fixtures }}/lab-subnet.ibnetdiscover"
+    fabric_topology_routes_path: "{{ fixtures }}/lab-subnet.dump_lfts"
+    fabric_topology_linkinfo: false
+    fabric_topology_use_facts: false
+    fabric_topology_hosts: "{{ inventory_rails }}"
+  tasks:
+    - name: Topology stage
+      ansible.builtin.include_role:
+        name: ibtune.fabric.fabric_validate
+        tasks_from: topology
+    - name: Plan
+      ibtune.fabric.fabric_plan:
+        hosts: "{{ ansible_play_hosts }}"
+        rails: "{{ plan_rails }}"
+        addresses: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts)) }}"
+        strategy: cover_links
+        topology: "{{ __fabric_validate_topology }}"
+        dest: "{{ dest }}"
+      delegate_to: localhost
+      run_once: true
+      register: plan
+    - name: Same fabric on every host
+      ansible.builtin.assert:
+        that: __fabric_validate_topology == hostvars['ibt-lab-node1'].__fabric_validate_topology
+    - name: Show
+      ansible.builtin.debug:
+        var: plan
+      run_once: true
+"""
+
+
+def test_topology_stage_and_cover_links_in_a_real_play(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import FIXTURES, ROOT
+    from tests.unit.plugins.module_utils.test_validate_topology_lab import HOSTS, INVENTORY, RAILS
+
+    bin_dir = os.path.dirname(sys.executable)
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "vars.json").write_text(
+        json.dumps(
+            {
+                "fixtures": str(FIXTURES / "topology"),
+                "inventory_rails": INVENTORY,
+                "plan_rails": RAILS,
+                "dest": str(tmp_path / "plan"),
+                "ansible_python_interpreter": sys.executable,
+            }
+        )
+    )
+    env = dict(os.environ)
+    env.update(
+        PATH="%s:%s" % (bin_dir, env.get("PATH", "")),
+        ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
+        ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections"),
+        ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json",
+        ANSIBLE_LOCALHOST_WARNING="False",
+    )
+    argv = [os.path.join(bin_dir, "ansible-playbook"), "-i", ",".join(HOSTS + ["localhost"]) + ",", "-c", "local"]
+    argv += ["-l", ",".join(HOSTS), "-e", "@%s" % (tmp_path / "vars.json"), str(tmp_path / "play.yml")]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    (show,) = [t for t in data["plays"][0]["tasks"] if t["task"]["name"] == "Show"]
+    plan = show["hosts"]["ibt-lab-node1"]["plan"]
+    assert plan["rounds"] == 2 and plan["untested"] == []
+    assert plan["isl_coverage"] == {"isls": 16, "coverable_isls": 16, "covered_isls": 16}
+    assert plan["msg"].endswith("; 16 of 16 directed inter-switch links covered, 0 uncovered")
