@@ -6,7 +6,9 @@ counter violations, from the fabric_validate topology (validate_topology.compact
 
 A failing pair result's path is its client's route to its server's LID in the forwarding tables OpenSM
 programmed (a latency result: both ways); a cable on failing paths and on no passing path is a suspect
-(routes.name_cables). Results that failed before measuring a link (missing rail, invalid) are left out.
+(routes.name_cables). Results that failed before measuring a link (missing rail, invalid) are left out, and
+so are the failing results of a suspect node that failed on more than one of its devices: a node-wide
+fault is the node (named as such), not one cable per rail.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -39,12 +41,27 @@ def switch_violation_text(v):
     )  # fmt: skip
 
 
-def suspect_cables(results, topology, expanded=None):
+def node_wide(suspect_nodes):
+    """Hosts of the report's suspect nodes that failed on two or more of their devices."""
+    return set(n["host"] for n in suspect_nodes or [] if len(n.get("devices") or []) > 1)
+
+
+def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
     """[{a, b, reason, failing, failing_total, passing_total, ambiguous, text, verdict}] for the report's
     (normalised) results; [] when no failing result has a route. ``expanded``: validate_topology.expand()'s
-    value, when the caller has it already."""
+    value, when the caller has it already; failing results of ``exclude_hosts`` are left out."""
     topo, lfts, hosts = expanded or _vt.expand(topology)
-    usable = [r for r in results if r.get("passed") or r.get("failure_kind") not in NOT_A_PATH]
+    exclude = set(exclude_hosts or ())
+    usable = [
+        r
+        for r in results
+        if r.get("passed")
+        or (
+            r.get("failure_kind") not in NOT_A_PATH
+            and r.get("server") not in exclude
+            and r.get("client") not in exclude
+        )
+    ]
     failing, passing = _routes.paths_for_results(usable, lfts, topo, hosts)
     if not failing:
         return []
@@ -72,7 +89,11 @@ def apply(report, topology):
     switch_side = [dict(v) for v in value.get("switch_counter_violations") or [] if isinstance(v, dict)]
     for v in switch_side:
         v.setdefault("msg", switch_violation_text(v))
-    cables = [] if report.get("systemic") else suspect_cables(report["results"], topology, expanded)
+    cables = (
+        []
+        if report.get("systemic")
+        else suspect_cables(report["results"], topology, expanded, node_wide(report.get("suspect_nodes")))
+    )
     report["suspect_cables"] = cables
     report["host_order"] = list(value.get("host_order") or [])
     report["switch_counter_violations"] = switch_side

@@ -147,3 +147,15 @@ def test_a_systemic_failure_names_no_cable():
 def test_a_bad_topology_is_one_sentence():
     with pytest.raises(ValueError, match="compact topology of version 1"):
         build_report([], topology={"version": 0, "switches": []}, now=0)
+
+
+def test_a_node_failing_on_every_rail_is_the_node_not_a_cable_per_rail():
+    results, small = cover_links_run(bad=set())
+    node = results[0]["server"]
+    for r in results:
+        if node in (r["server"], r["client"]):
+            r.update(bw_avg_gbps=180.1, passed=False, failure="180.1 Gb/s is below the threshold 360.0 Gb/s")
+    report = build_report(results, topology=small, now=0)
+    (suspect,) = report["suspect_nodes"]
+    assert suspect["host"] == node and len(suspect["devices"]) == 4
+    assert report["suspect_cables"] == [] and "cable" not in report["message"]
