@@ -17,6 +17,8 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, ROOT)
 
 from ansible_collections.ibtune.fabric.plugins.module_utils import plan as P  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T  # noqa: E402
+from bench.bench_topology import rail_fabric  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as VT  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import build_report  # noqa: E402
 from tests.unit.plugins.module_utils.test_report_topology import cover_links_run  # noqa: E402
@@ -70,5 +72,44 @@ def main():
     )
 
 
+def synthetic_routes(topo):
+    """Up/down routes of bench_topology's rail fabric: a leaf sends its own hosts' LIDs down, the rest up to
+    spine (host number mod spines, as minhop spreads destinations); a spine sends each CA LID to its leaf."""
+    index = T.Index(topo)
+    spines = sorted(g for g in topo["tiers"]["spine"])
+    lfts = dict((sw["guid"], {}) for sw in topo["switches"])
+    for ca in topo["cas"]:
+        lid = ca["ports"][0]["lid"]
+        host_no = int(ca["name"].split()[0][len("node") :])
+        leaf, leaf_port, _ca_port = index.ca_attachment(ca["guid"])
+        for guid in topo["tiers"]["leaf"]:
+            lfts[guid][lid] = leaf_port if guid == leaf else 33 + host_no % len(spines)
+        for s, guid in enumerate(spines):
+            lfts[guid][lid] = index.peer[(leaf, 33 + s)][1]
+    return lfts
+
+
+def fleet(hosts=512, rails=8):
+    text, inv = rail_fabric(hosts, rails)
+    result = T.analyse(text, None, inv)
+    result["routes"] = synthetic_routes(result)
+    ms, small = timed(lambda: VT.compact(result))
+    print(
+        "compact topology, %d hosts x %d rails (%d switches, synthetic up/down routes): %d kB JSON "
+        "(ib_topology result: %d kB), built in %.0f ms"
+        % (hosts, rails, len(result["switches"]), len(json.dumps(small)) // 1000, len(json.dumps(result)) // 1000, ms)
+    )
+    names = sorted(inv)
+    rail_list = rails_by_index(inv)
+    start = time.perf_counter()
+    plan = P.plan_pass(names, rail_list, {h: h for h in names}, strategy="cover_links", topology=small)
+    cov = plan["coverage"]
+    print(
+        "cover_links plan there: %d rounds, %d of %d directed ISLs covered, %.1f s"
+        % (plan["rounds"], cov["covered_isls"], cov["isls"], time.perf_counter() - start)
+    )
+
+
 if __name__ == "__main__":
     main()
+    fleet()

@@ -13,7 +13,7 @@ Compact shape (version 1; GUIDs "0x%016x"):
      "switches": [[guid, lid, name, num_ports, tier], ...],
      "cas": [[guid, name, aggregation_node, [[port, lid], ...]], ...],
      "links": [[a guid, a port, b guid, b port, kind], ...],       # kind: isl, host, aggregation
-     "lfts": {switch guid: [out port for LID 0, 1, 2, ...]},          # 0: no entry
+     "lfts": {switch guid: [first LID, out port of that LID, of the next, ...]},  # 0: no entry
      "hosts": {host: {device: node guid}},                            # the inventory rails found
      "host_order": [host, ...],                                       # by leaf and port
      "switch_counter_violations": [{switch, port, peer, counter, counter_name, delta, msg, ...}]}
@@ -31,13 +31,15 @@ VERSION = 1
 
 
 def _lft_list(table):
-    table = dict((int(lid), int(port)) for lid, port in (table or {}).items())
+    """[first LID, port of the first LID, of the next, ...] (0 where the table has no entry)."""
+    table = dict((int(lid), int(port)) for lid, port in (table or {}).items() if int(lid) >= 0)
     if not table:
         return []
-    out = [0] * (max(table) + 1)
+    low = min(table)
+    out = [0] * (max(table) - low + 2)
+    out[0] = low
     for lid, port in table.items():
-        if lid >= 0:
-            out[lid] = port
+        out[lid - low + 1] = port
     return out
 
 
@@ -161,7 +163,8 @@ def expand(value):
     topology = {"switches": topo_switches, "cas": topo_cas, "links": links, "tiers": tiers}
     lfts = {}
     for guid, ports in (value.get("lfts") or {}).items():
-        lfts[guid] = dict((lid, port) for lid, port in enumerate(ports) if port)
+        low = ports[0] if ports else 0
+        lfts[guid] = dict((low + i, port) for i, port in enumerate(ports[1:]) if port)
     return topology, lfts, dict(value.get("hosts") or {})
 
 

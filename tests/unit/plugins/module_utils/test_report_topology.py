@@ -33,9 +33,10 @@ def measure(pair, rail, slow, round_no):
     }  # fmt: skip
 
 
-def cover_links_run(bad=BAD_ISL):
+def cover_links_run(bad=None):
     """The cover_links plan of the inventory, every rail pair measured: slow where its route (client ->
-    server, through the real LFTs) crosses the degraded cable in either direction."""
+    server, through the real LFTs) crosses the degraded cable in either direction (default BAD_ISL)."""
+    bad = BAD_ISL if bad is None else bad
     hosts = inventory()
     small = json.loads(json.dumps(VT.compact(ib_topology_result())))
     rails = rails_by_index(hosts)

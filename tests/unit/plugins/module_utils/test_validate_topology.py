@@ -164,3 +164,12 @@ def test_fill_untested_keeps_rounds_disjoint():
 def test_cover_links_without_topology_is_one_sentence():
     with pytest.raises(ValueError, match="fabric_validate_topology=true"):
         P.plan_pass(["a", "b"], {"a": [], "b": []}, {"a": "a", "b": "b"}, strategy="cover_links")
+
+
+def test_forwarding_tables_start_at_their_first_lid():
+    result = ib_topology_result()
+    guid = result["switches"][0]["guid"]
+    result["routes"] = {guid: {"5000": 3, "5002": 7}}
+    small = VT.compact(result)
+    assert small["lfts"] == {guid: [5000, 3, 0, 7]}
+    assert VT.expand(small)[1] == {guid: {5000: 3, 5002: 7}}
