@@ -88,7 +88,9 @@ MESSAGE_ITEMS = 10  # culprits named in the failure message before "and N more"
 
 
 # failed_hosts kinds that other message items already name (the culprits, counters, regressions)
-NAMED_ELSEWHERE = frozenset(("bad_node", "suspect_node", "counters", "bad_link", "regression", "missing_rail"))
+# host failure kinds the message already names through a suspect, a violation or a regression; a missing rail is
+# a host failure of the plan (no pair result exists for it), so it is named as the host's failure
+NAMED_ELSEWHERE = frozenset(("bad_node", "suspect_node", "counters", "bad_link", "regression"))
 NAMED_PAIR_KINDS = frozenset(("missing_rail", "invalid"))  # failed pairs localization leaves out, named as pairs
 
 

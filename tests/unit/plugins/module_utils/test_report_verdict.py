@@ -436,3 +436,37 @@ def test_the_line_rate_is_read_from_the_gates_threshold_basis():
     assert rep["systemic"] == "min_gbps 500 is above the 400 Gb/s line rate: no link can pass"
     assert rep["settings"]["line_rate_gbps"] == 400.0 and rep["passed"] is False
     assert R.build_report(results, min_gbps=350, now=NOW)["passed"] is True
+
+
+def test_a_missing_rail_alone_is_named_in_the_message():
+    """The planner reports a rail a host lacks as a host failure (no pair result exists for it)."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils import report as report_utils
+
+    hosts = ["n1", "n2", "n3", "n4"]
+    results = []
+    for i, (a, b) in enumerate((("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"), ("n1", "n4"), ("n2", "n3"))):
+        results.append(
+            {
+                "server": a,
+                "server_device": "mlx5_0",
+                "client": b,
+                "client_device": "mlx5_0",
+                "test": "write",
+                "kind": "bandwidth",
+                "rail": "mlx5_0:1",
+                "bw_avg_gbps": 392.0,
+                "threshold_gbps": 360.0,
+                "passed": True,
+                "failure": None,
+                "failure_kind": None,
+                "round": i // 2 + 1,
+                "pass": 1,
+            }
+        )
+    reason = "rail mlx5_1:1 not ACTIVE on this host (3 of 4 hosts have mlx5_1:1): it was not tested"
+    doc = report_utils.build_report(
+        results, expected_hosts=hosts, host_failures=[{"host": "n3", "failure_kind": "missing_rail", "reason": reason}]
+    )
+    assert not doc["passed"]
+    assert [h["host"] for h in doc["failed_hosts"]] == ["n3"]
+    assert "n3" in doc["message"] and "mlx5_1:1" in doc["message"]
