@@ -132,8 +132,8 @@ def plan(requested, source, kernel=None, rdma_core=None, flavor=None, peermem_fo
 
 def _dmabuf_reason(kernel, rdma_core):
     return (
-        "dma-buf (kernel %s, rdma-core %s, NVIDIA open kernel modules; NCCL 2.13+ and perftest --use_cuda_dmabuf"
-        " use it, no module to load)" % (kernel, rdma_core)
+        "dma-buf, no module to load (kernel %s, rdma-core %s; it needs the NVIDIA open GPU kernel modules; NCCL 2.13+"
+        " and perftest --use_cuda_dmabuf use it)" % (kernel, rdma_core)
     )
 
 
