@@ -32,8 +32,8 @@ lab() {  # $1 = inventory, $2 = present|absent
 # tasks_p1: per-host task runs of pass 1 (plan .. join), from the play output: the engine's claim is
 # that it does not grow with the number of rounds (one plan, one schedule + one wait per host, one join).
 count_pass1_tasks() {
-  awk '/TASK \[.*Plan pass 1 once/ {on=1} on && /^(ok|changed|skipping|failed|fatal): \[/ {n++}
-       /TASK \[.*Say how pass 1 went/ {on=0} END {print n+0}' "$1"
+  awk '/TASK \[.*Plan the pass once, slice it per host - pass 1/ {on=1} on && /^(ok|changed|skipping|failed|fatal): \[/ {n++}
+       /TASK \[.*Say how the pass went - pass 1/ {on=0} END {print n+0}' "$1"
 }
 printf '%-6s %-10s %7s %6s %9s %13s %7s %12s %9s %s\n' nodes strategy rounds dur_s ideal_s first_pass_s ratio playbook_s tasks_p1 load
 for n in $nodes_list; do

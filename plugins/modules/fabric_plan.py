@@ -286,7 +286,7 @@ def main():
             seed=dict(type="str"),
             groups=dict(type="dict"),
             pairs=dict(type="list", elements="raw"),
-            pass_number=dict(type="int", default=1),
+            pass_number=dict(type="int", default=1, no_log=False),
             retest_from=dict(type="path"),
             exclude=dict(type="list", elements="str", default=[]),
             expect_rails=dict(type="list", elements="str", default=[]),
