@@ -112,7 +112,7 @@ def _recap(output):
     for line in lines:
         if ":" not in line or "=" not in line:
             continue
-        host, _, rest = line.partition(":")
+        host, _sep, rest = line.partition(":")
         recap[host.strip()] = {k: int(v) for k, v in (kv.split("=") for kv in rest.split())}
     return recap
 

@@ -47,13 +47,13 @@ def test_merge_sets_only_the_qos_keys_and_keeps_everything_else():
 
 
 def test_second_merge_changes_nothing():
-    once, _ = opensm.merge(_users_conf(), KEYS)
+    once, _changed = opensm.merge(_users_conf(), KEYS)
     twice, changed = opensm.merge(once, KEYS)
     assert (twice, changed) == (once, [])
 
 
 def test_only_the_key_that_differs_is_reported():
-    once, _ = opensm.merge(_users_conf(), KEYS)
+    once, _changed = opensm.merge(_users_conf(), KEYS)
     other = dict(KEYS, qos_high_limit="255")
     after, changed = opensm.merge(once, other)
     assert changed == ["qos_high_limit"]
@@ -75,7 +75,7 @@ def test_an_empty_or_missing_file_gets_the_keys():
 
 
 def test_commented_key_is_not_mistaken_for_a_setting():
-    after, _ = opensm.merge("# qos TRUE\n", {"qos": "TRUE"})
+    after, _changed = opensm.merge("# qos TRUE\n", {"qos": "TRUE"})
     assert after == "# qos TRUE\n\n%s\nqos TRUE\n" % opensm.APPENDED_HEADER
 
 
