@@ -68,7 +68,14 @@ class ActionModule(ActionBase):
                         given[n] = self._templar.template(task_vars[n])
                     except Exception as exc:  # noqa: BLE001 - an undefined or broken template is itself the finding
                         raise AnsibleActionFail("%s of role %s does not render: %s" % (n, name, exc))
-            errors = ArgumentSpecValidator(options).validate(given, validate_role_argument_spec=True).error_messages
+            # Ansible templates a role's spec before validating it, so a templated default such as
+            # "{{ x | default(none) }}" ends up None and a None value is then accepted; the effective values are
+            # what is checked here, so the defaults are dropped to the same effect.
+            errors = (
+                ArgumentSpecValidator(_without_defaults(options))
+                .validate(given, validate_role_argument_spec=True)
+                .error_messages
+            )
             findings += invalid_values(errors, name, "roles/%s/meta/argument_specs.yml" % name)
         warnings = [f["msg"] for f in findings if f["severity"] == "warning"]
         if warnings:
@@ -77,3 +84,15 @@ class ActionModule(ActionBase):
         if any(f["severity"] == "error" for f in findings):
             result["failed"] = True
         return result
+
+
+def _without_defaults(options):
+    """The spec with every ``default`` removed, nested ``options`` included."""
+    out = {}
+    for name, spec in options.items():
+        spec = dict(spec)
+        spec.pop("default", None)
+        if isinstance(spec.get("options"), dict):
+            spec["options"] = _without_defaults(spec["options"])
+        out[name] = spec
+    return out

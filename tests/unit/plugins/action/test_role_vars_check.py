@@ -59,3 +59,45 @@ def test_bad_value_fails_in_one_sentence_without_the_spec_dump(tmp_path):
     assert "rdma_stack : Validating arguments against arg spec" not in out
     assert "argument_spec_data" not in out and "rdma_stack_perftest_source_sha256" not in out
     assert len(out.splitlines()) < 40, out
+
+
+def _validate_fabric(tmp_path, extra):
+    """fabric_validate's preflight on localhost against a fixture tree (its expectations left at their defaults,
+    which follow ibtune_fabric and are null when it is not declared)."""
+    sys.path.insert(0, str(ROOT / "tests" / "lab"))
+    import json
+
+    import sysfs_tree
+
+    root = tmp_path / "sys"
+    sysfs_tree.build_tree(
+        str(root), json.loads((ROOT / "tests" / "lab" / "fabric" / "nodes" / "default.json").read_text())
+    )
+    playbook = tmp_path / "validate.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  roles:\n    - role: ibtune.fabric.fabric_validate\n"
+    )
+    env = dict(
+        os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections")
+    )
+    env["ANSIBLE_NOCOLOR"] = "True"
+    argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local", str(playbook)]
+    argv += ["--check", "--tags", "fabric_validate_preflight", "-e", "ibtune_sysfs_root=%s" % root]
+    # the modules run with this interpreter, not one that discovery might find on the machine
+    argv += ["-e", "ansible_python_interpreter=%s" % sys.executable]
+    for item in extra:
+        argv += ["-e", item]
+    proc = subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_nullable_templated_defaults_pass_like_ansibles_own_validation(tmp_path):
+    rc, out = _validate_fabric(tmp_path, [])
+    assert rc == 0, out
+    assert "2 rail(s) mlx5_0:1, mlx5_1:1 as expected" in out
+
+
+def test_a_typo_of_a_fabric_validate_gate_fails_naming_it(tmp_path):
+    rc, out = _validate_fabric(tmp_path, ["fabric_validate_min_link_fractoin=0.5"])
+    assert rc != 0
+    assert "did you mean fabric_validate_min_link_fraction?" in out
