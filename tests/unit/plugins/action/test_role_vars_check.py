@@ -101,3 +101,10 @@ def test_a_typo_of_a_fabric_validate_gate_fails_naming_it(tmp_path):
     rc, out = _validate_fabric(tmp_path, ["fabric_validate_min_link_fractoin=0.5"])
     assert rc != 0
     assert "did you mean fabric_validate_min_link_fraction?" in out
+
+
+def test_the_issues_own_typo_nccl_env_var_fails_naming_nccl_env_vars(tmp_path):
+    rc, out = _run(tmp_path, "nccl_env", ["nccl_env_var={}"])
+    assert rc != 0
+    assert "nccl_env_var is not a variable of role nccl_env" in out
+    assert "did you mean nccl_env_vars?" in out
