@@ -24,6 +24,8 @@ import json
 import math
 import re
 
+from ansible_collections.ibtune.fabric.plugins.module_utils import gate as _gate
+
 TESTS = ("write", "read", "send")
 DEFAULT_TCP_PORT = 18515
 
@@ -581,38 +583,25 @@ def _last_meaningful_line(text):
 
 
 def gate(bw_avg_gbps, min_gbps=None, min_link_fraction=None, link_rate_gbps=None, bidirectional=False):
-    """Threshold = max(min_gbps, min_link_fraction x link rate (x2 when bidirectional)).
+    """Threshold = max(min_gbps, min_link_fraction x link rate (x2 when bidirectional)), as gate.py decides it.
 
-    Returns {threshold_gbps, passed, basis, error}: threshold None and passed True when no gate is
-    given; ``basis`` explains the threshold in words ("0.9 x 400 Gb/s port rate"); ``error`` says
-    why min_link_fraction could not be applied (unknown port rate). passed is None when there is no
-    measurement.
+    One side's view of the pair: its own port rate is the only rate it knows. Returns {threshold_gbps,
+    passed, basis, error}: threshold None and passed True when no gate is given; ``error`` says why
+    min_link_fraction could not be applied (unknown port rate). passed is None when there is no measurement
+    or the gate cannot be applied.
     """
-    candidates = []
-    error = None
-    if min_gbps is not None:
-        candidates.append((float(min_gbps), "min_gbps"))
-    if min_link_fraction is not None:
-        if link_rate_gbps:
-            factor = 2 if bidirectional else 1
-            value = float(min_link_fraction) * float(link_rate_gbps) * factor
-            basis = "%s x %s Gb/s port rate" % (_fmt(min_link_fraction), _fmt(link_rate_gbps))
-            if bidirectional:
-                basis += " x 2 bidirectional"
-            candidates.append((value, basis))
-        else:
-            error = "min_link_fraction needs the port rate, which is unknown"
-    if not candidates:
-        return {
-            "threshold_gbps": None,
-            "passed": None if (error or bw_avg_gbps is None) else True,
-            "basis": None,
-            "error": error,
-        }
-    threshold, basis = max(candidates, key=lambda c: c[0])
-    threshold = round(threshold, 6)
-    passed = None if bw_avg_gbps is None else float(bw_avg_gbps) >= threshold
-    return {"threshold_gbps": threshold, "passed": passed, "basis": basis, "error": error}
+    threshold = _gate.bandwidth_threshold(
+        min_gbps=min_gbps,
+        min_link_fraction=min_link_fraction,
+        server_rate_gbps=link_rate_gbps,
+        bidirectional=bidirectional,
+    )
+    limit = threshold["threshold_gbps"]
+    if limit is None:
+        passed = None if (threshold["error"] or bw_avg_gbps is None) else True
+    else:
+        passed = None if bw_avg_gbps is None else float(bw_avg_gbps) >= limit
+    return {"threshold_gbps": limit, "passed": passed, "basis": threshold["basis"], "error": threshold["error"]}
 
 
 def _fmt(value):
