@@ -604,10 +604,5 @@ def gate(bw_avg_gbps, min_gbps=None, min_link_fraction=None, link_rate_gbps=None
     return {"threshold_gbps": limit, "passed": passed, "basis": threshold["basis"], "error": threshold["error"]}
 
 
-def _fmt(value):
-    value = float(value)
-    return ("%d" % value) if value.is_integer() else ("%g" % value)
-
-
 def format_gbps(value):
     return "%.1f" % float(value)
