@@ -31,37 +31,10 @@ description:
     does not measure the peak with C(-D).
   - The task never reports C(changed), since a measurement does not change the host.
 extends_documentation_fragment:
+  - ibtune.fabric.perftest
   - ibtune.fabric.sysfs
   - ibtune.fabric.attributes
 options:
-  role:
-    description:
-      - C(server) waits for one client (start it first, e.g. with C(async)); C(client) connects to O(server).
-    type: str
-    required: true
-    choices: [server, client]
-  server:
-    description: Address (name or IP) of the host running the server side. Required when O(role=client).
-    type: str
-  device:
-    description: RDMA device to use (perftest C(-d)), e.g. C(mlx5_0).
-    type: str
-    required: true
-  ib_port:
-    description: Port of O(device) (perftest C(-i)).
-    type: int
-    default: 1
-  gid_index:
-    description:
-      - GID index (perftest C(-x)), needed on RoCE when perftest's automatic choice is wrong. Use
-        C(ib_facts)' C(roce_v2_ipv4_gid_index). Left out when unset.
-    type: int
-  tcp_port:
-    description:
-      - TCP port of perftest's out-of-band connection (perftest C(-p)); both sides must use the same one, and
-        parallel tests on one host need distinct ports.
-    type: int
-    default: 18515
   qps:
     description: Number of queue pairs (perftest C(-q)).
     type: int
