@@ -46,9 +46,11 @@ SYSFS_TO_PMA = dict((v, k) for k, v in PMA_TO_SYSFS.items())
 
 _PQ_HEADER_RE = re.compile(r"^# (Port (?:extended )?counters|\S+ counters): Lid (\d+) port (\d+)")
 _PQ_VALUE_RE = re.compile(r"^(\w+):\.*(\S+)\s*$")
-_QE_NODE_RE = re.compile(r'^Errors for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
+# "Errors for" (error counters above threshold) and "Data Counters for" (--counters: every port's data counters)
+_QE_NODE_RE = re.compile(r'^(?:Errors|Data Counters) for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
 _QE_PORT_RE = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\w+):\s*(.*)$")
-_QE_COUNTER_RE = re.compile(r"\[(\w+) == (\d+)\]")
+# "[SymbolErrorCounter == 12]"; data counters add a human-readable value: "[PortXmitData == 864 (3.375KB)]"
+_QE_COUNTER_RE = re.compile(r"\[(\w+) == (\d+)(?: \([^)]*\))?\]")
 
 
 def parse_perfquery(text):
@@ -219,6 +221,63 @@ def switch_saturated(snap, topo):
             }
         )
     return out
+
+
+# PortXmitData/PortRcvData count 4-octet words (IBA 16.1.3.5), in PortCounters and PortCountersExtended alike.
+DATA_WORD_OCTETS = 4
+
+
+def isl_traffic(previous, current, topo, min_octets=1 << 20):
+    """Which inter-switch links carried traffic between two data-counter snapshots, in each direction.
+
+    ``previous``/``current``: {"<switch guid>:<port>": {"port_xmit_data": words, ...}} (ibqueryerrors --counters).
+    A direction a -> b of an ISL is carried when a's port transmitted at least ``min_octets`` more octets: the
+    subnet's own management traffic moves kilobytes, a bandwidth test gigabytes. Returns {"total", "carried",
+    "min_octets", "uncarried": [labels], "directions": [{"from", "to", "octets"}]}, heaviest first;
+    {"total": 0, ...} when a snapshot is missing (the proof was not made, which is not a pass)."""
+    index = Index(topo)
+    out = {"total": 0, "carried": 0, "min_octets": min_octets, "uncarried": [], "directions": [], "measured": True}
+    if not previous or not current:
+        out["measured"] = False
+        return out
+    seen = set()
+    for link in topo.get("links") or []:
+        if link.get("kind") != "isl":
+            continue
+        for a, b in ((link["a"], link["b"]), (link["b"], link["a"])):
+            key = (a["guid"], a["port"])
+            if key in seen:
+                continue
+            seen.add(key)
+            name = "%s:%d" % key
+            before = (previous.get(name) or {}).get("port_xmit_data")
+            after = (current.get(name) or {}).get("port_xmit_data")
+            octets = None if before is None or after is None else max(0, after - before) * DATA_WORD_OCTETS
+            label_from, label_to = index.end_label(a["guid"], a["port"]), index.end_label(b["guid"], b["port"])
+            out["total"] += 1
+            out["directions"].append({"from": label_from, "to": label_to, "octets": octets})
+            if octets is not None and octets >= min_octets:
+                out["carried"] += 1
+            else:
+                out["uncarried"].append("%s -> %s" % (label_from, label_to))
+    out["directions"].sort(key=lambda d: (-(d["octets"] or 0), d["from"]))
+    out["uncarried"].sort()
+    return out
+
+
+def describe_isl_traffic(traffic):
+    """One sentence: "ISL traffic: 8 of 8 directions carried test traffic" (+ the ones that did not)."""
+    if not traffic.get("measured", True):
+        return "ISL traffic was not measured (no switch data counters before and after)"
+    text = "ISL traffic: %d of %d directions carried test traffic (>= %d octets)" % (
+        traffic["carried"],
+        traffic["total"],
+        traffic["min_octets"],
+    )
+    if traffic["uncarried"]:
+        shown = traffic["uncarried"][:6]
+        text += "; none on %s%s" % (", ".join(shown), ", ..." if len(traffic["uncarried"]) > 6 else "")
+    return text
 
 
 def describe(found):

@@ -438,6 +438,13 @@ def _hosts(report):
     return "".join(out)
 
 
+def _isl_traffic(report):
+    traffic = report.get("isl_traffic")
+    if not traffic:
+        return ""
+    return '<p id="isl-traffic">%s</p>' % _e(traffic.get("text"))
+
+
 def _counters(report):
     host_side = report.get("counter_violations") or []
     switch_side = report.get("switch_counter_violations") or []
@@ -649,6 +656,7 @@ def to_html(report, history=None):
     else:
         parts.append('<p class="muted">No pair was measured.</p>')
     parts.append(_counters(report))
+    parts.append(_isl_traffic(report))
     parts.append(_failed_pairs(report))
     parts.append(_trends(report, history))
     parts.append(

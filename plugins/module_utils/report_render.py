@@ -293,6 +293,8 @@ def to_markdown(report):
         lines += ["", "## Switch counter violations", ""]
         for v in report["switch_counter_violations"]:
             lines.append("- %s" % _md(v.get("msg")))
+    if report.get("isl_traffic"):
+        lines += ["", "## Inter-switch links", "", _md(report["isl_traffic"]["text"])]
     if report["suspect_nodes"] or report["suspect_links"]:
         lines += ["", "## Suspects", ""]
         for node in report["suspect_nodes"]:

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ibtune.fabric.plugins.module_utils import ib_switch_counters as _swc
 from ansible_collections.ibtune.fabric.plugins.module_utils import routes as _routes
 from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as _vt
 
@@ -82,8 +83,8 @@ def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
 
 
 def apply(report, topology):
-    """Adds suspect_cables, host_order and switch_counter_violations (and their totals) to ``report``;
-    switch counter violations fail it. Returns the report."""
+    """Adds suspect_cables, host_order and switch_counter_violations (and their totals) to ``report``, and
+    isl_traffic when the topology carries it; switch counter violations fail it. Returns the report."""
     expanded = _vt.expand(topology)  # a bad topology fails before anything is added
     value = topology if isinstance(topology, dict) else {}
     switch_side = [dict(v) for v in value.get("switch_counter_violations") or [] if isinstance(v, dict)]
@@ -99,6 +100,11 @@ def apply(report, topology):
     report["switch_counter_violations"] = switch_side
     report["totals"]["suspect_cables"] = len(cables)
     report["totals"]["switch_counter_violations"] = len(switch_side)
+    traffic = value.get("isl_traffic")
+    if isinstance(traffic, dict):
+        # the switches' own count of what the rounds moved: the coverage claim, measured (not a verdict: under
+        # adaptive routing or with rounds that were not route-aware an ISL may rightly carry nothing)
+        report["isl_traffic"] = dict(traffic, text=_swc.describe_isl_traffic(traffic))
     if switch_side:
         report["passed"] = False
     return report

@@ -53,6 +53,26 @@ options:
   errors_path:
     description: A saved C(ibqueryerrors) output.
     type: path
+  switch_data_counters:
+    description:
+      - Also run C(ibqueryerrors --counters --switch) and return every switch port's data counters (PortXmitData,
+        PortRcvData, packets; extended where the switch has them) in RV(switch_data_counters).
+      - With O(data_counters_previous), RV(isl_traffic) says which ISL directions carried traffic since then:
+        the proof that test rounds put traffic on every inter-switch link.
+    type: bool
+    default: false
+  data_counters_path:
+    description: A saved C(ibqueryerrors --counters) output.
+    type: path
+  data_counters_previous:
+    description: An earlier RV(switch_data_counters) snapshot to compare with (see RV(isl_traffic)).
+    type: dict
+  traffic_min_bytes:
+    description:
+      - Octets an ISL direction must have transmitted since O(data_counters_previous) to count as carrying test
+        traffic (the subnet's own management traffic moves kilobytes; a bandwidth test gigabytes).
+    type: int
+    default: 1048576
   counters_previous:
     description:
       - An earlier RV(switch_counters) snapshot; increases since then are judged with the host counters'
@@ -203,6 +223,21 @@ switch_counters:
     did not list are 0).
   returned: when switch counters were read
   type: dict
+switch_data_counters:
+  description:
+    - Switch-port data counters, C("<switch guid>:<port>") to counter to value; C(port_xmit_data) and
+      C(port_rcv_data) count 4-octet words as the switches do.
+  returned: when O(switch_data_counters) or O(data_counters_path)
+  type: dict
+isl_traffic:
+  description:
+    - Inter-switch link directions and the octets each transmitted since O(data_counters_previous); C(total),
+      C(carried) (at least O(traffic_min_bytes)), C(uncarried) (labels such as C(leaf-03 port 33 -> spine-02 port 5)),
+      C(directions) ({from, to, octets}, heaviest first), C(min_octets), C(measured).
+  returned: when O(data_counters_previous) is given
+  type: dict
+  sample: {total: 16, carried: 16, uncarried: [], min_octets: 1048576, measured: true,
+           directions: [{from: lab-leaf1 port 7, to: lab-spine1 port 1, octets: 2952790016}]}
 switch_counter_violations:
   description: Switch-port counters that rose by more than allowed since O(counters_previous); each with
     switch, port, peer, counter, counter_name, delta and msg.
@@ -279,7 +314,9 @@ def _tool(module, name, extra=()):
             msg="%s did not finish in %ds and was killed: raise timeout or check the fabric (a hung port "
             "stalls the sweep)." % (name, params["timeout"])
         )
-    if res["rc"] != 0 and not (name == "ibqueryerrors" and "## Summary" in res["stdout"]):
+    if res["rc"] != 0 and not (
+        name == "ibqueryerrors" and ("## Summary" in res["stdout"] or "Data Counters for" in res["stdout"])
+    ):
         last = (res["stderr"].strip().splitlines() or ["no error output"])[-1]
         module.fail_json(
             msg="%s exited %s: %s; run it where the fabric is visible (ib_umad loaded, access to "
@@ -298,6 +335,10 @@ def main():
             routes_path=dict(type="path"),
             switch_counters=dict(type="bool", default=False),
             errors_path=dict(type="path"),
+            switch_data_counters=dict(type="bool", default=False),
+            data_counters_path=dict(type="path"),
+            data_counters_previous=dict(type="dict"),
+            traffic_min_bytes=dict(type="int", default=1 << 20),
             counters_previous=dict(type="dict"),
             counter_thresholds=dict(type="dict", default={}),
             hosts=dict(type="dict", default={}),
@@ -334,6 +375,10 @@ def main():
         outputs["ibqueryerrors"] = _read(module, p["errors_path"], "ibqueryerrors output")
     elif p["switch_counters"]:
         outputs["ibqueryerrors"] = _tool(module, "ibqueryerrors")
+    if p["data_counters_path"]:
+        outputs["ibqueryerrors_counters"] = _read(module, p["data_counters_path"], "ibqueryerrors --counters output")
+    elif p["switch_data_counters"]:
+        outputs["ibqueryerrors_counters"] = _tool(module, "ibqueryerrors", ["--counters", "--switch"])
     golden = _read(module, p["golden_path"], "golden topology") if p["golden_path"] else p["golden"]
     hosts = hosts_from_facts(p["facts"])
     hosts.update(p["hosts"] or {})
@@ -369,6 +414,11 @@ def main():
             counters_msg = swc.describe(found)
             result["msg"] = counters_msg if not result["findings"] else result["msg"] + " " + counters_msg
             failing += found
+    if "ibqueryerrors_counters" in outputs:
+        data = swc.snapshot_from_ibqueryerrors(swc.parse_ibqueryerrors(outputs["ibqueryerrors_counters"]), result)
+        result["switch_data_counters"] = data
+        if p["data_counters_previous"] is not None:
+            result["isl_traffic"] = swc.isl_traffic(p["data_counters_previous"], data, result, p["traffic_min_bytes"])
     if p["return_outputs"]:
         result["outputs"] = outputs
     result["changed"] = False

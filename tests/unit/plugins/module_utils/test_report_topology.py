@@ -13,6 +13,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils import routes as R
 from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T
 from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as VT
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import build_report, to_junit, to_markdown
+from ansible_collections.ibtune.fabric.plugins.module_utils.report_html import to_html
 from tests.conftest import FIXTURES
 from tests.unit.plugins.module_utils.test_validate_topology import ib_topology_result, inventory, rails_by_index
 
@@ -160,3 +161,24 @@ def test_a_node_failing_on_every_rail_is_the_node_not_a_cable_per_rail():
     (suspect,) = report["suspect_nodes"]
     assert suspect["host"] == node and len(suspect["devices"]) == 4
     assert report["suspect_cables"] == [] and "cable" not in report["message"]
+
+
+def test_isl_traffic_is_reported_in_every_format_without_changing_the_verdict():
+    results, small = cover_links_run(bad=set())
+    traffic = {
+        "total": 4,
+        "carried": 3,
+        "min_octets": 1048576,
+        "measured": True,
+        "uncarried": ["leaf-2 port 9 -> spine-1 port 2"],
+        "directions": [],
+    }
+    report = build_report(json.loads(json.dumps(results)), topology=dict(small, isl_traffic=traffic), now=0)
+    assert report["passed"]
+    text = report["isl_traffic"]["text"]
+    assert text.startswith("ISL traffic: 3 of 4 directions carried test traffic")
+    assert "leaf-2 port 9 -> spine-1 port 2" in text
+    assert "## Inter-switch links" in to_markdown(report) and text in to_markdown(report)
+    assert 'id="isl-traffic"' in to_html(report)
+    plain = build_report(json.loads(json.dumps(results)), topology=small, now=0)
+    assert "isl_traffic" not in plain and "Inter-switch" not in to_markdown(plain)

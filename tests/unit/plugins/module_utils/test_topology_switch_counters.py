@@ -95,3 +95,67 @@ def test_perfquery_deltas_on_the_simulated_subnet():
     )
     # the traffic counters are read too (the coverage proof uses their deltas)
     assert after["0x2c5eab0300b87b40:17"]["port_xmit_data"] >= before["0x2c5eab0300b87b40:17"]["port_xmit_data"]
+
+
+def _lab_topo():
+    return T.parse_ibnetdiscover((TOPO / "lab-subnet.ibnetdiscover").read_text())
+
+
+def _data_snapshot(name, topo):
+    return S.snapshot_from_ibqueryerrors(S.parse_ibqueryerrors((TOPO / name).read_text()), topo)
+
+
+def test_ibqueryerrors_data_counters_every_switch_port():
+    """`ibqueryerrors --counters --switch` (captured: capture-data-counters.sh): a "Data Counters for" block per
+    switch, every port with its human-readable value in brackets; nothing of it is an error counter."""
+    topo = _lab_topo()
+    text = (TOPO / "lab-subnet.ibqueryerrors-counters-after").read_text()
+    parsed = S.parse_ibqueryerrors(text)
+    assert sorted(n["description"] for n in parsed["nodes"]) == sorted(
+        ["lab-leaf1", "lab-leaf2", "lab-leaf3", "lab-leaf4", "lab-spine1", "lab-spine2"]
+    )
+    snap = S.snapshot_from_ibqueryerrors(parsed, topo)
+    port_lines = [ln for ln in text.splitlines() if ln.strip().startswith("GUID")]
+    assert len(snap) == len(port_lines) == 4 * 9 + 2 * 5
+    assert snap["0x0002c90300a00001:8"]["port_xmit_data"] == 268438840
+    assert all(len(values) == 8 for values in snap.values())
+    # data counters never count as errors
+    assert S.switch_violations({}, snap, topo) == []
+
+
+def test_isl_traffic_names_the_directions_without_test_traffic():
+    topo = _lab_topo()
+    before = _data_snapshot("lab-subnet.ibqueryerrors-counters-before", topo)
+    after = _data_snapshot("lab-subnet.ibqueryerrors-counters-after", topo)
+    traffic = S.isl_traffic(before, after, topo)
+    # 8 leaf-spine cables, both directions; the console moved 1 GiB on leaf1 -> spine2 and spine2 -> leaf2 only
+    assert traffic["total"] == 16 and traffic["carried"] == 2 and traffic["measured"]
+    assert [(d["from"], d["to"]) for d in traffic["directions"][:2]] == [
+        ("lab-spine2 port 2", "lab-leaf2 port 8"),
+        ("lab-leaf1 port 8", "lab-spine2 port 1"),
+    ]
+    assert all(d["octets"] > 1 << 29 for d in traffic["directions"][:2])
+    # MAD traffic (kilobytes) is not test traffic
+    assert all(d["octets"] < 1 << 20 for d in traffic["directions"][2:])
+    assert "lab-leaf1 port 7 -> lab-spine1 port 1" in traffic["uncarried"]
+    assert "lab-leaf1 port 8 -> lab-spine2 port 1" not in traffic["uncarried"]
+    assert S.describe_isl_traffic(traffic).startswith("ISL traffic: 2 of 16 directions carried test traffic")
+    # a lower bar counts the management traffic too: the threshold matters
+    assert S.isl_traffic(before, after, topo, min_octets=1)["carried"] > 2
+
+
+def test_isl_traffic_without_a_snapshot_is_not_measured():
+    topo = _lab_topo()
+    after = _data_snapshot("lab-subnet.ibqueryerrors-counters-after", topo)
+    traffic = S.isl_traffic({}, after, topo)
+    assert traffic["measured"] is False and traffic["carried"] == 0
+    assert S.describe_isl_traffic(traffic).startswith("ISL traffic was not measured")
+
+
+def test_switch_error_counter_after_the_console_raised_it():
+    topo = _lab_topo()
+    snap = S.snapshot_from_ibqueryerrors(
+        S.parse_ibqueryerrors((TOPO / "lab-subnet.ibqueryerrors-after").read_text()), topo
+    )
+    (found,) = S.switch_violations({}, snap, topo)
+    assert found["msg"] == "lab-leaf2 port 1 <-> ibt-lab-node4 mlx5_0: SymbolErrorCounter +12"

@@ -80,6 +80,11 @@ PLAY = """
     fabric_topology_linkinfo: false
     fabric_topology_use_facts: false
     fabric_topology_hosts: "{{ inventory_rails }}"
+    # switch counters as fabric_validate reads them (fabric_validate_switch_counters: true): before and after
+    fabric_topology_errors_path: "{{ fixtures }}/lab-subnet.ibqueryerrors-before"
+    fabric_topology_data_counters_path: "{{ fixtures }}/lab-subnet.ibqueryerrors-counters-before"
+    fabric_topology_errors_after_path: "{{ fixtures }}/lab-subnet.ibqueryerrors-after"
+    fabric_topology_data_counters_after_path: "{{ fixtures }}/lab-subnet.ibqueryerrors-counters-after"
   tasks:
     - name: Topology stage
       ansible.builtin.include_role:
@@ -99,6 +104,16 @@ PLAY = """
     - name: Same fabric on every host
       ansible.builtin.assert:
         that: __fabric_validate_topology == hostvars['ibt-lab-node1'].__fabric_validate_topology
+    - name: Switch counters after the passes (fabric_validate's run.yml task)
+      ansible.builtin.include_role:
+        name: ibtune.fabric.fabric_topology
+        tasks_from: counters_after
+      vars:
+        fabric_topology_switch_data_counters: true
+    - name: Show the switch counters after
+      ansible.builtin.debug:
+        var: fabric_topology_counters_after
+      run_once: true
     - name: Show
       ansible.builtin.debug:
         var: plan
@@ -145,3 +160,8 @@ def test_topology_stage_and_cover_links_in_a_real_play(tmp_path):
     assert plan["rounds"] == 2 and plan["untested"] == []
     assert plan["isl_coverage"] == {"isls": 16, "coverable_isls": 16, "covered_isls": 16}
     assert plan["msg"].endswith("; 16 of 16 directed inter-switch links covered, 0 uncovered")
+    (after,) = [t for t in data["plays"][0]["tasks"] if t["task"]["name"] == "Show the switch counters after"]
+    after = after["hosts"]["ibt-lab-node1"]["fabric_topology_counters_after"]
+    (violation,) = after["switch_counter_violations"]
+    assert violation["msg"] == "lab-leaf2 port 1 <-> ibt-lab-node4 mlx5_0: SymbolErrorCounter +12"
+    assert after["isl_traffic"]["carried"] == 2 and after["isl_traffic"]["total"] == 16

@@ -86,3 +86,26 @@ def test_missing_tool_and_unreadable_file_are_one_sentence(tmp_path):
     assert result.failed and "has no node" in result["msg"]
     result = run_module(ib_topology, {"path": _plain(tmp_path, "ndr582-sim.ibnetdiscover"), "golden": {"links": []}})
     assert result.failed and result["msg"].startswith("golden topology lacks switches, cas")
+
+
+def test_data_counters_prove_isl_traffic_from_saved_outputs(tmp_path):
+    first = {
+        "path": str(TOPO / "lab-subnet.ibnetdiscover"),
+        "linkinfo": False,
+        "data_counters_path": str(TOPO / "lab-subnet.ibqueryerrors-counters-before"),
+    }
+    before = run_module(ib_topology, first)
+    assert not before.failed, before["msg"]
+    assert "isl_traffic" not in before and len(before["switch_data_counters"]) == 46
+    after = run_module(
+        ib_topology,
+        dict(
+            first,
+            data_counters_path=str(TOPO / "lab-subnet.ibqueryerrors-counters-after"),
+            data_counters_previous=before["switch_data_counters"],
+            traffic_min_bytes=1 << 29,
+        ),
+    )
+    assert not after.failed, after["msg"]
+    assert after["isl_traffic"]["carried"] == 2 and after["isl_traffic"]["total"] == 16
+    assert after["isl_traffic"]["min_octets"] == 1 << 29
