@@ -22,16 +22,16 @@ def nccl_tc(dscp, ecn="ect0"):
         raise AnsibleFilterError("nccl_tc: %s" % exc)
 
 
-def qos_model(model):
+def qos_model(model, fabric=None):
     try:
-        return normalize_model(model)
+        return normalize_model(model, fabric)
     except QosModelError as exc:
         raise AnsibleFilterError(str(exc))
 
 
-def qos_nccl_env(model):
+def qos_nccl_env(model, fabric=None):
     try:
-        return nccl_qos_env(model)
+        return nccl_qos_env(model, fabric)
     except QosModelError as exc:
         raise AnsibleFilterError(str(exc))
 

@@ -36,8 +36,38 @@ DEFAULT_MODEL = {
 }
 
 
+# The QoS mode each link layer of the collection-wide fabric declaration (ibtune_fabric.link_layer) implies when
+# ibtune_qos.mode is not given: InfiniBand QoS lives in the subnet manager; on Ethernet (RoCE) the safe default is
+# NVIDIA's lossless recipe (the model's defaults). Mode "none" (no QoS) fits either link layer.
+FABRIC_QOS_MODES = {"InfiniBand": "infiniband", "Ethernet": "roce_lossless"}
+
+
 class QosModelError(ValueError):
     """Raised with one sentence naming the key, the value and the fix."""
+
+
+def mode_for_fabric(mode=None, fabric=None):
+    """The QoS mode: ``mode`` (ibtune_qos.mode) when given, else the one ibtune_fabric.link_layer implies.
+
+    An explicit mode that contradicts the fabric's link layer raises, naming both. Without a declared link layer
+    the model's default (roce_lossless) stays.
+    """
+    link_layer = (fabric or {}).get("link_layer") if isinstance(fabric, dict) else None
+    if link_layer in (None, ""):
+        return DEFAULT_MODEL["mode"] if mode in (None, "") else mode
+    if link_layer not in FABRIC_QOS_MODES:
+        raise QosModelError(
+            "ibtune_fabric.link_layer=%r is not InfiniBand or Ethernet: fix ibtune_fabric." % (link_layer,)
+        )
+    implied = FABRIC_QOS_MODES[link_layer]
+    if mode in (None, ""):
+        return implied
+    if mode not in (implied, "none") and mode in MODES:
+        raise QosModelError(
+            "ibtune_qos.mode=%r contradicts ibtune_fabric.link_layer=%r (which implies mode %r): drop "
+            "ibtune_qos.mode to follow the fabric, or fix whichever of the two is wrong." % (mode, link_layer, implied)
+        )
+    return mode
 
 
 def _int_in(model, key, low, high):
@@ -53,8 +83,12 @@ def _int_in(model, key, low, high):
     return value
 
 
-def normalize_model(model=None):
-    """Fill defaults and validate; returns a new dict. Raises QosModelError."""
+def normalize_model(model=None, fabric=None):
+    """Fill defaults and validate; returns a new dict. Raises QosModelError.
+
+    ``fabric`` is the collection-wide ibtune_fabric declaration: the mode follows its link layer when the model
+    gives none (mode_for_fabric).
+    """
     merged = dict(DEFAULT_MODEL)
     unknown = sorted(set(model or {}) - set(DEFAULT_MODEL))
     if unknown:
@@ -63,6 +97,7 @@ def normalize_model(model=None):
             % (", ".join(unknown), ", ".join(sorted(DEFAULT_MODEL)))
         )
     merged.update(model or {})
+    merged["mode"] = mode_for_fabric((model or {}).get("mode"), fabric)
     if merged["mode"] not in MODES:
         raise QosModelError("ibtune_qos.mode=%r is not one of %s." % (merged["mode"], ", ".join(MODES)))
     if merged["ecn"] not in ECN_BITS:
@@ -175,9 +210,9 @@ def tc_to_dscp(tc):
     return tc >> 2, ecn
 
 
-def nccl_qos_env(model):
+def nccl_qos_env(model, fabric=None):
     """The NCCL variables the model implies: NCCL_IB_TC on RoCE, NCCL_IB_SL on InfiniBand."""
-    model = normalize_model(model)
+    model = normalize_model(model, fabric)
     if model["mode"] == "roce_lossless":
         return {"NCCL_IB_TC": str(nccl_tc(model["roce_dscp"], model["ecn"]))}
     if model["mode"] == "infiniband":

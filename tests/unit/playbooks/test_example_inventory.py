@@ -62,7 +62,8 @@ def example(tmp_path_factory):
     base = tmp_path_factory.mktemp("example")
     inv, hosts = _example_hosts()
     gpu_nodes = set(inv["gpu_nodes"]["hosts"])
-    rails = inv["_meta"]["hostvars"][sorted(gpu_nodes)[0]].get("fabric_validate_expect_ports", 8)
+    # The fabric as the example declares it, once (group_vars/all.yml).
+    rails = inv["_meta"]["hostvars"][sorted(gpu_nodes)[0]]["ibtune_fabric"]["rails"]
     overlay = {}
     for host in hosts:
         root = base / "sys" / host
@@ -77,14 +78,14 @@ def example(tmp_path_factory):
     return {"overlay": path, "hosts": hosts, "dir": base}
 
 
-def _play(example, playbook, *args):
+def _play(example, playbook, *args, env=None, expect_rc=0):
     argv = [
         str(Path(sys.executable).with_name("ansible-playbook")),
         "-i",
         str(EXAMPLE),
         "-i",
         str(example["overlay"]),
-        str(ROOT / "playbooks" / playbook),
+        str(ROOT / "playbooks" / playbook) if isinstance(playbook, str) else str(playbook),
         "--check",
         "--diff",
         # Controller-side outputs of the example's defaults go to the test's directory, never the checkout.
@@ -93,10 +94,16 @@ def _play(example, playbook, *args):
         *args,
     ]
     proc = subprocess.run(
-        argv, check=False, env=_env(), cwd=str(example["dir"]), capture_output=True, text=True, timeout=600
+        argv,
+        check=False,
+        env=dict(_env(), **(env or {})),
+        cwd=str(example["dir"]),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, "%s %s failed (rc=%d):\n%s" % (
+    assert proc.returncode == expect_rc, "%s %s: rc=%d:\n%s" % (
         playbook,
         " ".join(args),
         proc.returncode,
@@ -141,3 +148,85 @@ def test_role_preflights_pass_with_the_example_values(example, playbook, tags):
     assert all(recap[h]["failed"] == 0 for h in recap), out[-4000:]
     # The example sets no variable its roles do not declare (role_vars_check would warn naming it).
     assert "is not a variable of role" not in out and "is not a key of" not in out, out[-4000:]
+
+
+# What each role resolves on one GPU node and the subnet manager, through the roles' own defaults and preflight
+# tasks (include_role public), printed as one debug result per host.
+RESOLVE_PLAY = """
+- name: Resolve what the roles derive from ibtune_fabric
+  hosts: gpu-a01:ufm-01
+  gather_facts: false
+  tasks:
+    - name: The facts the preflights read
+      ansible.builtin.setup: {gather_subset: [min]}
+    - name: fabric_qos preflight (the QoS model, its mode from the fabric)
+      ansible.builtin.include_role: {name: ibtune.fabric.fabric_qos, tasks_from: preflight.yml, public: true}
+    - name: fabric_monitoring defaults
+      ansible.builtin.include_role: {name: ibtune.fabric.fabric_monitoring, tasks_from: preflight.yml, public: true}
+    - name: nccl_env's profile as its derive step chooses it
+      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive.yml, public: true}
+      when: inventory_hostname in groups['gpu_nodes']
+    - name: Print what was resolved
+      ansible.builtin.debug:
+        msg:
+          qos_mode: "{{ __fabric_qos_model.mode }}"
+          qos_ib_sl: "{{ __fabric_qos_model.ib_sl }}"
+          monitoring_rate: "{{ fabric_monitoring_expected_rate_gbps | float }}"
+          nccl_profile: "{{ __nccl_env_profile | default('') }}"
+          nccl_qos: "{{ (__nccl_env_final | default({})).NCCL_IB_SL | default('') }}"
+"""
+
+
+def _resolved(example, extra_vars=None, limit="all", expect_rc=0):
+    """{host: what it resolved}, or (expect_rc != 0) {host: failure message} of the tasks that failed."""
+    play = example["dir"] / "resolve_fabric.yml"
+    play.write_text(RESOLVE_PLAY)
+    args = ["--limit", limit]
+    for key, value in (extra_vars or {}).items():
+        args += ["-e", json.dumps({key: value})]
+    out = _play(example, play, *args, env={"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"}, expect_rc=expect_rc)
+    result = json.loads(out[out.index("{") :])
+    tasks = [t for play in result["plays"] for t in play["tasks"]]
+    if expect_rc:
+        return {h: r["msg"] for t in tasks for h, r in t["hosts"].items() if r.get("failed")}
+    task = [t for t in tasks if t["task"]["name"] == "Print what was resolved"]
+    return {host: r["msg"] for host, r in task[0]["hosts"].items()}
+
+
+def test_example_states_the_fabric_once_and_the_roles_derive_it(example):
+    """The example declares ibtune_fabric once and none of the values derived from it."""
+    inv, _hosts = _example_hosts()
+    hostvars = inv["_meta"]["hostvars"]["gpu-a01"]
+    assert hostvars["ibtune_fabric"] == {"link_layer": "InfiniBand", "rate_gbps": 400, "rails": 8}
+    derived = [
+        "nccl_env_profile",
+        "fabric_validate_expect_ports",
+        "fabric_validate_expect_rate_gbps",
+        "fabric_validate_expect_link_layer",
+        "fabric_monitoring_expected_rate_gbps",
+    ]
+    assert [v for v in derived if v in hostvars] == []
+    assert "mode" not in hostvars["ibtune_qos"]
+
+    resolved = _resolved(example)
+    assert resolved["gpu-a01"]["qos_mode"] == "infiniband"
+    assert resolved["ufm-01"]["qos_mode"] == "infiniband"
+    assert float(resolved["gpu-a01"]["monitoring_rate"]) == 400.0
+    assert resolved["gpu-a01"]["nccl_profile"] == "ib"
+    # The SL NCCL is told is the QoS model's (an empty model alone would be RoCE: NCCL_IB_TC, no SL).
+    assert str(resolved["gpu-a01"]["nccl_qos"]) == "0"
+
+
+def test_an_ethernet_fabric_changes_the_derived_values(example):
+    # ufm-01 only: the GPU nodes' fixture trees have InfiniBand ports, which nccl_env's roce profile refuses.
+    resolved = _resolved(
+        example, {"ibtune_fabric": {"link_layer": "Ethernet", "rate_gbps": 200, "rails": 8}}, limit="ufm-01"
+    )
+    assert resolved["ufm-01"]["qos_mode"] == "roce_lossless"
+    assert float(resolved["ufm-01"]["monitoring_rate"]) == 200.0
+
+
+def test_a_qos_mode_that_contradicts_the_fabric_fails_preflight_naming_both(example):
+    failed = _resolved(example, {"ibtune_qos": {"mode": "roce_lossless"}}, limit="ufm-01", expect_rc=2)
+    assert list(failed) == ["ufm-01"]
+    assert "ibtune_qos.mode='roce_lossless' contradicts ibtune_fabric.link_layer='InfiniBand'" in failed["ufm-01"]
