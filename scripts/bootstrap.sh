@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 need_pkgs=()
-for p in docker.io mmdebstrap unzip python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core; do
+for p in docker.io mmdebstrap unzip python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then

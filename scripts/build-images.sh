@@ -8,8 +8,9 @@ mirror="${IBTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 base_pkgs="python3,python3-apt,systemd,systemd-sysv,dbus,iproute2,procps,ca-certificates,sudo,kmod,gnupg"
 # Lab nodes get the real RDMA userland from Debian (the real perftest's "no device"
 # failure is a test case), OpenSM and node_exporter, so a lab run of tune_ib.yml finds
-# them installed the way a provisioned node would (the roles still manage them).
-lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils,opensm,prometheus-node-exporter"
+# them installed the way a provisioned node would (the roles still manage them); ibsim-utils
+# for the lab subnet on the SM host (tests/lab/subnet: ibsim + OpenSM under libumad2sim).
+lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils,opensm,prometheus-node-exporter,ibsim-utils"
 
 build() {
   local name="$1" pkgs="$2"

@@ -30,8 +30,18 @@ the server and sent to the client, so both ends print the same figure:
       "unit": "MB/sec",                         # console unit without --report_gbits (or "MiB/sec")
       "default_latency_us": 1.9,                # typical latency of a 2-byte message (the *_lat tools)
       "latency_us": {"node2/mlx5_0<->node3/mlx5_0": 9.0},   # per link (either order) or "nodeA<->nodeB"
-      "slow_latency": {"node4/mlx5_1": 9.0}     # a port (or a whole "node"): its links are this slow
+      "slow_latency": {"node4/mlx5_1": 9.0},    # a port (or a whole "node"): its links are this slow
+      "cables": {"lab-leaf1/7": 0.45},          # switch side (the lab subnet): every path through that
+                                                # cable (either end's "switch/port") gets that fraction
+      "switch_counter_bumps": {"lab-leaf2/1": {"SymbolErrorCounter": 7}}  # per flow through that port
     }
+
+The lab subnet (tests/lab/subnet/): when a lab fabric agent is configured (IBTUNE_LAB_AGENT, else the
+file /etc/ibtune-lab/agent, "host:port"), the server of a bandwidth run sends it both ends' node GUIDs
+(the client's comes in the handshake) and gets back the path(s) OpenSM routed the data on and the
+lowest `cables` fraction along them; after the run it reports the bytes moved, and the agent raises the
+switch ports' data counters along those paths (and the `switch_counter_bumps`). No agent configured or
+reachable is not an error unless the map has `cables` or `switch_counter_bumps`: then the run fails.
 
 Latency tools print perftest's newest table (t_min ... 99.9% percentile, or with -D the t_avg / tps
 average table); the typical latency of a size is the link's latency plus the size's serialisation
@@ -52,6 +62,9 @@ import time
 DEFAULT_FABRIC = "/etc/ibtune-lab/fabric.json"
 DEFAULT_SYSFS = "/var/lib/ibtune-lab/sys"
 DEFAULT_NODE_FILE = "/etc/ibtune-lab/node"
+DEFAULT_AGENT_FILE = "/etc/ibtune-lab/agent"
+AGENT_TIMEOUT_S = 30.0
+SWITCH_KEYS = ("cables", "switch_counter_bumps")
 DEFAULT_TCP_PORT = 18515
 DEFAULT_SIZE = 65536
 DEFAULT_ITERS = 5000
@@ -320,6 +333,7 @@ def port_info(device, port):
         "state": state,
         "link_layer": _read(os.path.join(pdir, "link_layer"), "InfiniBand"),
         "lid": lid,
+        "node_guid": _read(os.path.join(sysfs_root(), "class", "infiniband", device, "node_guid"), ""),
     }
 
 
@@ -375,6 +389,94 @@ def link_gbps(fabric, server, client, bidirectional):
         if end in ports:
             gbps = min(gbps, float(ports[end]))
     return gbps * (2 if bidirectional else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# the lab subnet's fabric agent (tests/lab/subnet/fabric_agent.py)
+
+
+def agent_address():
+    """(host, port) of the lab fabric agent, or None when none is configured."""
+    text = os.environ.get("IBTUNE_LAB_AGENT")
+    if text is None:
+        text = _read(os.environ.get("IBTUNE_LAB_AGENT_FILE", DEFAULT_AGENT_FILE), "")
+    text = (text or "").strip()
+    if not text:
+        return None
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+def agent_call(address, request):
+    """One JSON-line request to the agent -> its reply (dict). OSError/ValueError when it cannot answer."""
+    with socket.create_connection(address, timeout=AGENT_TIMEOUT_S) as conn:
+        conn.sendall((json.dumps(request, sort_keys=True) + "\n").encode())
+        line = conn.makefile("rb").readline()
+    if not line:
+        raise OSError("the agent closed the connection without a reply")
+    return json.loads(line.decode())
+
+
+class Subnet:
+    """The server's view of the lab subnet for one run: route + fraction first, traffic after the run."""
+
+    def __init__(self, fabric, address=None):
+        self.fabric = fabric
+        self.address = address
+        self.needed = [key for key in SWITCH_KEYS if fabric.get(key)]
+        self.paths = None
+
+    def _call(self, request):
+        where = "%s:%d" % self.address if self.address else "none configured"
+        if self.address is None:
+            reply = None
+            problem = "no lab fabric agent is configured (IBTUNE_LAB_AGENT or %s)" % DEFAULT_AGENT_FILE
+        else:
+            try:
+                reply = agent_call(self.address, request)
+                problem = None
+            except (OSError, ValueError) as exc:
+                reply, problem = None, "the lab fabric agent %s cannot be reached (%s)" % (where, exc)
+        if reply is None:
+            if self.needed:
+                raise SimError(
+                    " %s but the fabric map uses %s: bring the lab subnet up with tests/lab/lab.yml"
+                    % (problem, ", ".join(self.needed))
+                )
+            return None
+        if not reply.get("ok"):
+            raise SimError(" lab fabric agent %s: %s" % (where, reply.get("error")))
+        return reply
+
+    def route(self, local, remote, test, bidirectional):
+        """The fraction of the port rate the cables along the route allow (None: no limit)."""
+        if not remote.get("node_guid") or not local.get("node_guid"):
+            if self.needed:
+                raise SimError(" the handshake carries no node GUID: the fabric map's %s cannot apply" % self.needed)
+            return None
+        reply = self._call(
+            {
+                "op": "route",
+                "server_guid": local["node_guid"],
+                "client_guid": remote["node_guid"],
+                "test": test,
+                "bidirectional": bool(bidirectional),
+            }
+        )
+        if reply is None:
+            return None
+        self.paths = reply["paths"]
+        return reply.get("fraction")
+
+    def traffic(self, nbytes):
+        if self.paths:
+            self._call({"op": "traffic", "paths": self.paths, "bytes": int(nbytes)})
+
+
+def flow_bytes(rows, bidirectional):
+    """Bytes one direction of a run moved: every size's iterations x size (halved with -b)."""
+    total = sum(size * iterations for size, iterations, _peak, _avg, _rate in rows)
+    return total // 2 if bidirectional else total
 
 
 def _link_keys(server, client):
@@ -656,8 +758,8 @@ def run_server(opts, test, fabric, local, latency=False):
         if mismatch:
             _send(conn, {"error": "options differ between server and client: %s" % ", ".join(sorted(mismatch))})
             raise SimError(" Failed to exchange data between server and clients", " options differ: %s" % mismatch)
-        gbps = link_gbps(fabric, local, remote, opts["bidirectional"])
         if latency:
+            gbps = link_gbps(fabric, local, remote, opts["bidirectional"])
             lat_us = link_latency_us(fabric, local, remote)
             _send(conn, {"end": local, "gbps": gbps, "latency_us": lat_us})
             out(lat_header_lines(opts, test, local, True) + address_lines(local, 1))
@@ -669,6 +771,16 @@ def run_server(opts, test, fabric, local, latency=False):
             if test != "read":
                 out(lat_table_lines(lat_rows(opts, lat_us, gbps), opts["duration"]))
             return None, local
+        subnet = Subnet(fabric, agent_address())
+        try:
+            fraction = subnet.route(local, remote, test, opts["bidirectional"])
+        except SimError as exc:
+            _send(conn, {"error": exc.lines[0].strip()})
+            raise
+        gbps = link_gbps(fabric, local, remote, False)
+        if fraction is not None:
+            gbps = min(gbps, float(fraction) * min(local["rate_gbps"], remote["rate_gbps"]))
+        gbps *= 2 if opts["bidirectional"] else 1
         _send(conn, {"end": local, "gbps": gbps})
         out(header_lines(opts, test, local, True) + address_lines(local, opts["qps"]))
         out(address_lines(remote, opts["qps"], remote=True) + [SEPARATOR])
@@ -676,7 +788,10 @@ def run_server(opts, test, fabric, local, latency=False):
         rows = result_rows(opts, gbps, unit)
         out(table_lines(rows, unit)[:1])
         _run_period(opts, fabric, local)
-        _send(conn, {"done": True})
+        try:
+            subnet.traffic(flow_bytes(result_rows(opts, gbps, "Gb/sec"), opts["bidirectional"]))
+        finally:
+            _send(conn, {"done": True})
         out(table_lines(rows, unit)[1:])
         return rows, local
 
