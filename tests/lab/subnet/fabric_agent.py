@@ -175,9 +175,13 @@ def parse_ibtracert(text):
         if hops:
             hops[-1]["out_port"] = int(out_port)
         if kind == "switch":
-            hops.append({"switch": desc, "guid": guid_hex(guid), "lid": int(lid), "in_port": int(in_port), "out_port": None})
+            hops.append(
+                {"switch": desc, "guid": guid_hex(guid), "lid": int(lid), "in_port": int(in_port), "out_port": None}
+            )
     if not started:
-        raise AgentError("ibtracert printed no route (%s): is OpenSM up on the lab subnet?" % (text.strip()[:200] or "no output"))
+        raise AgentError(
+            "ibtracert printed no route (%s): is OpenSM up on the lab subnet?" % (text.strip()[:200] or "no output")
+        )
     if hops and hops[-1]["out_port"] is None:
         raise AgentError("ibtracert's route ends at switch %s without reaching a CA" % hops[-1]["switch"])
     return hops
@@ -202,7 +206,9 @@ def ca_lids(lids, sm, hosts):
         for device, entry in devices.items():
             lid = lids.get(guid_int(entry["node_guid"]))
             if lid is not None:
-                specs.setdefault(host, {})[device] = {"ports": {"1": {"lid": "0x%x" % lid, "sm_lid": "0x%x" % sm["lid"]}}}
+                specs.setdefault(host, {})[device] = {
+                    "ports": {"1": {"lid": "0x%x" % lid, "sm_lid": "0x%x" % sm["lid"]}}
+                }
     return specs
 
 
@@ -314,7 +320,9 @@ class Subnet:
     def lids(self):
         rc, stdout, stderr = self.runner(["ibnetdiscover"])
         if rc != 0:
-            raise AgentError("ibnetdiscover failed (rc %d: %s): is ibsim up on the SM host?" % (rc, stderr.strip()[-200:]))
+            raise AgentError(
+                "ibnetdiscover failed (rc %d: %s): is ibsim up on the SM host?" % (rc, stderr.strip()[-200:])
+            )
         return parse_ibnetdiscover_lids(stdout)
 
     def sm(self):
@@ -364,13 +372,28 @@ class Agent:
         lids = self.subnet.lids()
         for side, guid in ends.items():
             if guid not in lids:
-                raise AgentError("the %s's node GUID %s is not on the lab subnet: check its fixture tree's node_guid" % (side, guid_hex(guid)))
+                raise AgentError(
+                    "the %s's node GUID %s is not on the lab subnet: check its fixture tree's node_guid"
+                    % (side, guid_hex(guid))
+                )
         paths = []
         for src, dst in directions(req.get("test", "write"), bool(req.get("bidirectional"))):
             slid, dlid = lids[ends[src]], lids[ends[dst]]
-            paths.append({"from": guid_hex(ends[src]), "to": guid_hex(ends[dst]), "slid": slid, "dlid": dlid,
-                          "hops": self.subnet.trace(slid, dlid)})
-        return {"ok": True, "paths": paths, "fraction": path_fraction(self.fabric(), paths), "cables": path_cables(paths)}
+            paths.append(
+                {
+                    "from": guid_hex(ends[src]),
+                    "to": guid_hex(ends[dst]),
+                    "slid": slid,
+                    "dlid": dlid,
+                    "hops": self.subnet.trace(slid, dlid),
+                }
+            )
+        return {
+            "ok": True,
+            "paths": paths,
+            "fraction": path_fraction(self.fabric(), paths),
+            "cables": path_cables(paths),
+        }
 
     def traffic(self, req):
         paths, nbytes = req["paths"], int(req["bytes"])
@@ -384,9 +407,13 @@ class Agent:
                 raise AgentError("switch %s is not in the net file %s" % (guid, self.subnet.net_path))
             current = {}
             if any(f.startswith("PortCountersExtended.") for f in fields):
-                current.update(("PortCountersExtended." + k, v) for k, v in self.subnet.counters(lids[guid], port, True).items())
+                current.update(
+                    ("PortCountersExtended." + k, v) for k, v in self.subnet.counters(lids[guid], port, True).items()
+                )
             if any(f.startswith("PortCounters.") for f in fields):
-                current.update(("PortCounters." + k, v) for k, v in self.subnet.counters(lids[guid], port, False).items())
+                current.update(
+                    ("PortCounters." + k, v) for k, v in self.subnet.counters(lids[guid], port, False).items()
+                )
             for field, delta in sorted(fields.items()):
                 value = new_value(field, current.get(field, 0), delta)
                 lines.append('PerformanceSet "%s"[%d] %s=%d' % (entry["id"], port, field, value))
@@ -408,7 +435,10 @@ class Agent:
         except AgentError as exc:
             return {"ok": False, "error": str(exc)}
         except (KeyError, TypeError, ValueError) as exc:
-            return {"ok": False, "error": "bad request (%s: %s): see fabric_agent.py's docstring" % (type(exc).__name__, exc)}
+            return {
+                "ok": False,
+                "error": "bad request (%s: %s): see fabric_agent.py's docstring" % (type(exc).__name__, exc),
+            }
 
 
 def make_server(agent, host, port):
@@ -462,7 +492,10 @@ def main(argv=None):
             net = subnet.net()
             guid = net["by_desc"].get(switch)
             if guid not in net["switches"] or not port.isdigit():
-                raise AgentError("lab_unlink=%s names no switch port of %s: use SWITCH/PORT, e.g. lab-leaf1/7" % (args.unlink, args.net))
+                raise AgentError(
+                    "lab_unlink=%s names no switch port of %s: use SWITCH/PORT, e.g. lab-leaf1/7"
+                    % (args.unlink, args.net)
+                )
             subnet.console(['Unlink "%s"[%d]' % (net["switches"][guid]["id"], int(port))])
             return 0
     except AgentError as exc:
