@@ -39,9 +39,10 @@ the server and sent to the client, so both ends print the same figure:
 The lab subnet (tests/lab/subnet/): when a lab fabric agent is configured (IBTUNE_LAB_AGENT, else the
 file /etc/ibtune-lab/agent, "host:port"), the server of a bandwidth run sends it both ends' node GUIDs
 (the client's comes in the handshake) and gets back the path(s) OpenSM routed the data on and the
-lowest `cables` fraction along them; after the run it reports the bytes moved, and the agent raises the
-switch ports' data counters along those paths (and the `switch_counter_bumps`). No agent configured or
-reachable is not an error unless the map has `cables` or `switch_counter_bumps`: then the run fails.
+lowest `cables` fraction along them; half-way through the run it reports the bytes the run moves, and
+the agent raises the switch ports' data counters along those paths (and the `switch_counter_bumps`).
+No agent configured or reachable is not an error unless the map has `cables` or
+`switch_counter_bumps`: then the run fails.
 
 Latency tools print perftest's newest table (t_min ... 99.9% percentile, or with -D the t_avg / tps
 average table); the typical latency of a size is the link's latency plus the size's serialisation
@@ -719,12 +720,16 @@ def _hello(opts, test, local, latency=False):
     return doc
 
 
-def _run_period(opts, fabric, local):
-    """Both ends: the 'traffic' period; counter faults of this port are raised inside it."""
+def _run_period(opts, fabric, local, midway=None):
+    """Both ends: the 'traffic' period; counter faults of this port (and, on the server, the switch
+    counters through the lab fabric agent: midway) are raised inside it, without lengthening it."""
     period = float(opts["duration"]) if opts["duration"] else (1.0 if opts["all_sizes"] else QUICK_RUN_S)
+    start = time.monotonic()
     time.sleep(period / 2)
     bump_counters(fabric, local["node"], local["device"], local["port"])
-    time.sleep(period / 2)
+    if midway is not None:
+        midway()
+    time.sleep(max(0.0, start + period - time.monotonic()))
 
 
 def run_server(opts, test, fabric, local, latency=False):
@@ -787,9 +792,9 @@ def run_server(opts, test, fabric, local, latency=False):
         unit = "Gb/sec" if opts["report_gbits"] else fabric.get("unit", "MB/sec")
         rows = result_rows(opts, gbps, unit)
         out(table_lines(rows, unit)[:1])
-        _run_period(opts, fabric, local)
+        nbytes = flow_bytes(result_rows(opts, gbps, "Gb/sec"), opts["bidirectional"])
         try:
-            subnet.traffic(flow_bytes(result_rows(opts, gbps, "Gb/sec"), opts["bidirectional"]))
+            _run_period(opts, fabric, local, midway=lambda: subnet.traffic(nbytes))
         finally:
             _send(conn, {"done": True})
         out(table_lines(rows, unit)[1:])

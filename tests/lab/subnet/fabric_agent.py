@@ -20,7 +20,8 @@ request line, one reply line, one connection per request.
      PortRcvPkts on its in port (data in units of 4 octets, packets of 4096 bytes) by `bytes` per path,
      and the fabric map's `switch_counter_bumps` {"switch/port": {"SymbolErrorCounter": n}} once per flow
      through that port, through ibsim's console (PerformanceSet sets a value: the current one is read
-     with the real perfquery first).
+     with the real perfquery first; the data counters once per ibsim run with the real
+     `ibqueryerrors --counters --switch`, then the agent counts).
   {"op": "flows"} -> {"ok": true, "flows": [...]}  every traffic request since the agent started.
   Errors: {"ok": false, "error": "one sentence"}.
 
@@ -212,6 +213,29 @@ def ca_lids(lids, sm, hosts):
     return specs
 
 
+_QE_NODE = re.compile(r'^Data Counters for (0x[0-9a-fA-F]+) "([^"]*)"')
+_QE_PORT = re.compile(r"^\s+GUID (0x[0-9a-fA-F]+) port (\d+): (.*)$")
+_QE_FIELD = re.compile(r"\[(\w+) == (\d+)")
+
+
+def parse_ibqueryerrors_counters(text):
+    """Real `ibqueryerrors --counters --switch` output -> {(switch guid, port): {data counter: int}}
+    (the "Data Counters for" blocks: PortXmitData, PortRcvData, PortXmitPkts ... of every switch port)."""
+    ports = {}
+    in_data = False
+    for line in text.splitlines():
+        if _QE_NODE.match(line):
+            in_data = True
+            continue
+        match = _QE_PORT.match(line)
+        if match and in_data:
+            fields = {name: int(value) for name, value in _QE_FIELD.findall(match.group(3))}
+            ports[(guid_hex(match.group(1)), int(match.group(2)))] = fields
+        elif not line.startswith(" "):
+            in_data = False
+    return ports
+
+
 _PERF_LINE = re.compile(r"^(\w+):\.+(\d+|0x[0-9a-fA-F]+)\s*$")
 
 
@@ -331,6 +355,14 @@ class Subnet:
             raise AgentError("sminfo failed (rc %d: %s): is OpenSM up on the SM host?" % (rc, stderr.strip()[-200:]))
         return parse_sminfo(stdout)
 
+    def data_counters(self):
+        rc, stdout, stderr = self.runner(["ibqueryerrors", "--counters", "--switch"])
+        if rc != 0:
+            raise AgentError(
+                "ibqueryerrors failed (rc %d: %s): is ibsim up on the SM host?" % (rc, stderr.strip()[-200:])
+            )
+        return parse_ibqueryerrors_counters(stdout)
+
     def trace(self, slid, dlid):
         rc, stdout, stderr = self.runner(["ibtracert", str(slid), str(dlid)])
         if rc != 0:
@@ -343,6 +375,28 @@ class Subnet:
         if rc != 0:
             raise AgentError("perfquery %s failed (rc %d: %s)" % (" ".join(argv[1:]), rc, stderr.strip()[-200:]))
         return parse_perfquery(stdout)
+
+    def epoch(self):
+        """Which ibsim run this is: "pid:start time" of the process reading the console FIFO, or None.
+
+        A restarted ibsim starts with every counter at 0, so what the agent remembers of the last one
+        must go (a FIFO's inode number can come back after rm + mkfifo; a process start time does not).
+        """
+        try:
+            fifo = os.path.realpath(self.fifo)
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    if os.readlink("/proc/%s/fd/0" % pid) != fifo:
+                        continue
+                    with open("/proc/%s/stat" % pid, encoding="utf-8") as handle:
+                        return "%s:%s" % (pid, handle.read().rsplit(")", 1)[1].split()[19])
+                except (OSError, IndexError):
+                    continue
+        except (OSError, TypeError):
+            return None
+        return None
 
     def console(self, lines):
         text = "".join(line + "\n" for line in lines)
@@ -359,6 +413,21 @@ class Agent:
         self.fabric_path = fabric_path
         self.lock = threading.Lock()
         self.flows = []
+        self.epoch = None
+        self.lid_cache = None
+        self.data = {}  # (guid, port, "PortCountersExtended.X") -> the value last set, this ibsim run
+
+    def _same_run(self):
+        """Forget the LIDs and the data counters of an earlier ibsim run; True when this run is known."""
+        epoch = self.subnet.epoch()
+        if epoch is None or epoch != self.epoch:
+            self.epoch, self.lid_cache, self.data = epoch, None, {}
+        return epoch is not None
+
+    def lids(self):
+        if not self._same_run() or self.lid_cache is None:
+            self.lid_cache = self.subnet.lids()
+        return self.lid_cache
 
     def fabric(self):
         try:
@@ -369,7 +438,8 @@ class Agent:
 
     def route(self, req):
         ends = {"server": guid_int(req["server_guid"]), "client": guid_int(req["client_guid"])}
-        lids = self.subnet.lids()
+        with self.lock:
+            lids = self.lids()
         for side, guid in ends.items():
             if guid not in lids:
                 raise AgentError(
@@ -401,21 +471,32 @@ class Agent:
         net = self.subnet.net()
         lids = {hop["guid"]: hop["lid"] for path in paths for hop in path["hops"]}
         lines = []
+        known = self._same_run()
+        if known and not self.data:  # every switch port's data counters in one call, once per ibsim run
+            for (guid, port), fields in self.subnet.data_counters().items():
+                for name, value in fields.items():
+                    self.data[(guid, port, "PortCountersExtended." + name)] = value
         for (guid, port), fields in sorted(deltas.items()):
             entry = net["switches"].get(guid_int(guid))
             if entry is None:
                 raise AgentError("switch %s is not in the net file %s" % (guid, self.subnet.net_path))
             current = {}
-            if any(f.startswith("PortCountersExtended.") for f in fields):
+            ext = sorted(f for f in fields if f.startswith("PortCountersExtended."))
+            # data counters: read once per ibsim run, then counted here (ibsim's own MADs since that
+            # read, a few KB, are not worth a perfquery per port per flow)
+            if ext and not (known and all((guid, port, f) in self.data for f in ext)):
                 current.update(
                     ("PortCountersExtended." + k, v) for k, v in self.subnet.counters(lids[guid], port, True).items()
                 )
+            current.update((f, self.data[(guid, port, f)]) for f in ext if known and (guid, port, f) in self.data)
             if any(f.startswith("PortCounters.") for f in fields):
                 current.update(
                     ("PortCounters." + k, v) for k, v in self.subnet.counters(lids[guid], port, False).items()
                 )
             for field, delta in sorted(fields.items()):
                 value = new_value(field, current.get(field, 0), delta)
+                if field in ext and known:
+                    self.data[(guid, port, field)] = value
                 lines.append('PerformanceSet "%s"[%d] %s=%d' % (entry["id"], port, field, value))
         self.subnet.console(lines)
         self.flows.append({"time": time.time(), "bytes": nbytes, "paths": paths})
@@ -424,13 +505,13 @@ class Agent:
     def handle(self, req):
         try:
             op = req.get("op")
-            with self.lock:  # read-then-set of the counters: one flow at a time
-                if op == "route":
-                    return self.route(req)
-                if op == "traffic":
+            if op == "route":
+                return self.route(req)
+            if op == "traffic":
+                with self.lock:  # read-then-set of the counters: one flow at a time
                     return self.traffic(req)
-                if op == "flows":
-                    return {"ok": True, "flows": list(self.flows)}
+            if op == "flows":
+                return {"ok": True, "flows": list(self.flows)}
             raise AgentError("unknown op %r: use route, traffic or flows" % op)
         except AgentError as exc:
             return {"ok": False, "error": str(exc)}
@@ -450,7 +531,18 @@ def make_server(agent, host, port):
             except ValueError:
                 reply = {"ok": False, "error": "the request is not one JSON line"}
             else:
+                start = time.monotonic()
                 reply = agent.handle(req)
+                sys.stderr.write(
+                    "%s %s: %.0f ms%s\n"
+                    % (
+                        self.client_address[0],
+                        req.get("op"),
+                        1000 * (time.monotonic() - start),
+                        "" if reply.get("ok") else ", " + str(reply.get("error")),
+                    )
+                )
+                sys.stderr.flush()
             self.wfile.write((json.dumps(reply, sort_keys=True) + "\n").encode())
 
     socketserver.ThreadingTCPServer.allow_reuse_address = True

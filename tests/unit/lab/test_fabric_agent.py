@@ -103,6 +103,20 @@ def test_ibtracert_cross_leaf_same_leaf_and_rerouted():
         fa.parse_ibtracert(fixture("ibtracert.no-such-lid"))
 
 
+def test_ibqueryerrors_data_counters_of_every_switch_port():
+    ports = fa.parse_ibqueryerrors_counters(fixture("ibqueryerrors-counters-switch.after-2-healthy-validations"))
+    assert len(ports) == 40  # 4 leaves x 8 ports + 2 spines x 4 ports, as its summary says
+    leaf4_1 = ports[("0x0002c90300a00004", 1)]
+    assert leaf4_1["PortXmitData"] == 97999983896 and leaf4_1["PortRcvPkts"] == 95703149
+    assert set(leaf4_1) >= {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+    # two healthy all_pairs validations since ibsim started: every ISL port moved one 98 GB flow each
+    # way per validation (PortXmitData counts 4-octet units)
+    for (guid, port), fields in ports.items():
+        if guid.startswith("0x0002c90300b") or port in (7, 8):
+            assert fields["PortXmitData"] * 4 == pytest.approx(2 * 98e9, rel=1e-3), (guid, port)
+            assert fields["PortRcvData"] * 4 == pytest.approx(2 * 98e9, rel=1e-3), (guid, port)
+
+
 def test_perfquery_and_sminfo():
     ext = fa.parse_perfquery(fixture("perfquery-x.lab-leaf1.7"))
     # captured after `PerformanceSet ... PortCountersExtended.PortXmitData=25000000000` (+ ibsim's own MADs)
@@ -256,6 +270,7 @@ def subnet(tmp_path_factory):
     class Subnet:
         def __init__(self):
             self.tmp, self.fabric, self.env, self.address = tmp, fabric, env, "127.0.0.1:%d" % port
+            self.fifo, self.ibsim = fifo, procs[1]
 
         def tool(self, *argv):
             return subprocess.run(list(argv), env=sm_env, capture_output=True, text=True, check=True, timeout=20).stdout
@@ -337,6 +352,9 @@ def test_agent_routes_on_opensm_tables(subnet):
     (back,) = _route(subnet, test="read")["paths"]
     assert (back["slid"], back["dlid"]) == (11, 9)
     assert len(_route(subnet, bidirectional=True)["paths"]) == 2
+    # the agent knows which ibsim run it counts for: the process reading the console FIFO
+    assert fa.Subnet(None, str(subnet.fifo)).epoch().split(":")[0] == str(subnet.ibsim.pid)
+    assert fa.Subnet(None, str(subnet.tmp / "no.fifo")).epoch() is None
     bad = subnet.call({"op": "route", "server_guid": "0x0002c90300100099", "client_guid": NODE2_0})
     assert not bad["ok"] and "0x0002c90300100099 is not on the lab subnet" in bad["error"]
     assert "unknown op" in subnet.call({"op": "nope"})["error"]
