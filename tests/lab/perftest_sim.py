@@ -404,7 +404,7 @@ def agent_address():
     text = (text or "").strip()
     if not text:
         return None
-    host, _, port = text.rpartition(":")
+    host, _sep, port = text.rpartition(":")
     return host, int(port)
 
 

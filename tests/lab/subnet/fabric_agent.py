@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Lab fabric agent: the perftest simulator's window on the lab's simulated subnet (ibsim + OpenSM).
 
 Lab code only (tests/lab/subnet/), Python 3 standard library only. It runs on the lab's SM host as the
@@ -580,7 +579,7 @@ def main(argv=None):
             return 0
         if args.cmd == "console":
             subnet = Subnet(args.net, args.fifo)
-            switch, _, port = args.unlink.rpartition("/")
+            switch, _sep, port = args.unlink.rpartition("/")
             net = subnet.net()
             guid = net["by_desc"].get(switch)
             if guid not in net["switches"] or not port.isdigit():
