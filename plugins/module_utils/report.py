@@ -103,6 +103,7 @@ def failure_message(report):
         for h in report.get("failed_hosts") or []
         if h["failure_kind"] not in NAMED_ELSEWHERE
     ]
+    items += [f["msg"] for f in report.get("topology_findings") or [] if f.get("severity") == "error"]
     items += [x["text"] for x in report.get("suspect_cables") or []]
     items += [_link_text(x) for x in report["suspect_links"]]
     items += [_node_text(x) for x in report["suspect_nodes"]]
@@ -398,6 +399,8 @@ def headline(report):
             _plural(t["suspect_cables"], "suspect cable"),
             _plural(t["switch_counter_violations"], "switch counter violation"),
         )
+    if t.get("topology_errors"):
+        text += ", %s" % _plural(t["topology_errors"], "fabric check error")
     if t.get("failed_hosts"):
         text += ", %s of %d" % (_plural(t["failed_hosts"], "failed host"), t.get("expected_hosts") or 0)
     return ("PASSED: " if report["passed"] else "FAILED: ") + text

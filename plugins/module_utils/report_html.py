@@ -439,10 +439,17 @@ def _hosts(report):
 
 
 def _isl_traffic(report):
+    out = []
+    findings = report.get("topology_findings") or []
+    if findings:
+        out.append('<h2>Fabric checks</h2><ul id="topology-findings">')
+        for f in findings:
+            out.append("<li><b>%s</b> %s</li>" % (_e(f.get("severity")), _e(f.get("msg"))))
+        out.append("</ul>")
     traffic = report.get("isl_traffic")
-    if not traffic:
-        return ""
-    return '<p id="isl-traffic">%s</p>' % _e(traffic.get("text"))
+    if traffic:
+        out.append('<p id="isl-traffic">%s</p>' % _e(traffic.get("text")))
+    return "".join(out)
 
 
 def _counters(report):

@@ -131,8 +131,8 @@ def _hosts_suite(root, report):
 
 
 def _fabric_suite(root, report):
-    """Suite `fabric` (only with a topology): a failing testcase per suspect cable and per switch port
-    whose counters rose; one passing testcase when there is neither. Returns (tests, failures)."""
+    """Suite `fabric` (only with a topology): a failing testcase per suspect cable, per fabric check error and
+    per switch port whose counters rose; one passing testcase when there is none. Returns (tests, failures)."""
     if "suspect_cables" not in report and "switch_counter_violations" not in report:
         return 0, 0
     suite = ET.SubElement(root, "testsuite", name="fabric", timestamp=report["timestamp"])
@@ -143,6 +143,18 @@ def _fabric_suite(root, report):
         )
         case.set("time", "0")
         ET.SubElement(case, "failure", message=cable["text"], type="suspect_cable").text = cable.get("reason")
+        failures += 1
+    for f in report.get("topology_findings") or []:
+        if f.get("severity") != "error":
+            continue
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname="ibtune.fabric.topology",
+            name="%s %s port %s" % (f.get("check"), f.get("switch"), f.get("port")),
+        )
+        case.set("time", "0")
+        ET.SubElement(case, "failure", message=f["msg"], type=f.get("check") or "topology").text = f["msg"]
         failures += 1
     for v in report.get("switch_counter_violations") or []:
         case = ET.SubElement(
@@ -289,6 +301,10 @@ def to_markdown(report):
         lines += ["", "## Suspect cables", ""]
         for cable in report["suspect_cables"]:
             lines.append("- %s: %s" % (_md(cable["text"]), _md(cable.get("reason"))))
+    if report.get("topology_findings"):
+        lines += ["", "## Fabric checks", ""]
+        for f in report["topology_findings"]:
+            lines.append("- %s: %s" % (_md(f.get("severity")), _md(f["msg"])))
     if report.get("switch_counter_violations"):
         lines += ["", "## Switch counter violations", ""]
         for v in report["switch_counter_violations"]:

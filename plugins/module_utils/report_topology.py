@@ -83,8 +83,9 @@ def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
 
 
 def apply(report, topology):
-    """Adds suspect_cables, host_order and switch_counter_violations (and their totals) to ``report``, and
-    isl_traffic when the topology carries it; switch counter violations fail it. Returns the report."""
+    """Adds suspect_cables, host_order, switch_counter_violations and topology_findings (and their totals) to
+    ``report``, and isl_traffic when the topology carries it; switch counter violations and findings of
+    severity error fail it. Returns the report."""
     expanded = _vt.expand(topology)  # a bad topology fails before anything is added
     value = topology if isinstance(topology, dict) else {}
     switch_side = [dict(v) for v in value.get("switch_counter_violations") or [] if isinstance(v, dict)]
@@ -98,6 +99,13 @@ def apply(report, topology):
     report["suspect_cables"] = cables
     report["host_order"] = list(value.get("host_order") or [])
     report["switch_counter_violations"] = switch_side
+    # the fabric checks of the topology stage (a miscabled rail, a cable down, ...): errors fail the run like a
+    # failing pair, in the same files; warnings are listed
+    findings = [dict(f) for f in value.get("findings") or [] if isinstance(f, dict) and f.get("msg")]
+    report["topology_findings"] = findings
+    report["totals"]["topology_errors"] = len([f for f in findings if f.get("severity") == "error"])
+    if report["totals"]["topology_errors"]:
+        report["passed"] = False
     report["totals"]["suspect_cables"] = len(cables)
     report["totals"]["switch_counter_violations"] = len(switch_side)
     traffic = value.get("isl_traffic")

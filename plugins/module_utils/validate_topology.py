@@ -17,7 +17,8 @@ Compact shape (version 1; GUIDs "0x%016x"):
                                                        # two hex digits each (ports are 8-bit), 00: none
      "hosts": {host: {device: node guid}},                            # the inventory rails found
      "host_order": [host, ...],                                       # by leaf and port
-     "switch_counter_violations": [{switch, port, peer, counter, counter_name, delta, msg, ...}]}
+     "switch_counter_violations": [{switch, port, peer, counter, counter_name, delta, msg, ...}],
+     "findings": [{check, severity, switch, port, peer, msg}]}       # the fabric checks' errors and warnings
 
 On the 582-HCA, 40-switch fabric it is 189 kB of JSON where the ib_topology result is 1.2 MB; for 512 hosts x 8
 rails 2.0 MB (12.4 MB), most of it the forwarding tables (bench/bench_validate_topology.py).
@@ -108,6 +109,11 @@ def compact(result, hosts=None):
         "hosts": hosts if hosts else _hosts_of(result),
         "host_order": list(result.get("host_order") or []),
         "switch_counter_violations": list(result.get("switch_counter_violations") or []),
+        "findings": [
+            dict((k, f.get(k)) for k in ("check", "severity", "switch", "port", "peer", "msg"))
+            for f in result.get("findings") or []
+            if isinstance(f, dict)
+        ],
     }
 
 
