@@ -57,8 +57,8 @@ options:
     description:
       - Also run C(ibqueryerrors --counters --switch) and return every switch port's data counters (PortXmitData,
         PortRcvData, packets; extended where the switch has them) in RV(switch_data_counters).
-      - With O(data_counters_previous), RV(isl_traffic) says which ISL directions carried traffic since then:
-        the proof that test rounds put traffic on every inter-switch link.
+      - With O(data_counters_previous), RV(isl_traffic) says which ISL directions carried traffic since then, the
+        proof that test rounds put traffic on every inter-switch link.
     type: bool
     default: false
   data_counters_path:
