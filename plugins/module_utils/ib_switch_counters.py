@@ -233,7 +233,7 @@ def isl_traffic(previous, current, topo, min_octets=1 << 20):
     ``previous``/``current``: {"<switch guid>:<port>": {"port_xmit_data": words, ...}} (ibqueryerrors --counters).
     A direction a -> b of an ISL is carried when a's port transmitted at least ``min_octets`` more octets: the
     subnet's own management traffic moves kilobytes, a bandwidth test gigabytes. Returns {"total", "carried",
-    "min_octets", "uncarried": [labels], "directions": [{"from", "to", "octets"}]}, heaviest first;
+    "min_octets", "uncarried": ["leaf-03 p33 -> spine-02 p5", ...], "directions": [{"from", "to", "octets"}]}, heaviest first;
     {"total": 0, ...} when a snapshot is missing (the proof was not made, which is not a pass)."""
     index = Index(topo)
     out = {"total": 0, "carried": 0, "min_octets": min_octets, "uncarried": [], "directions": [], "measured": True}
@@ -253,7 +253,9 @@ def isl_traffic(previous, current, topo, min_octets=1 << 20):
             before = (previous.get(name) or {}).get("port_xmit_data")
             after = (current.get(name) or {}).get("port_xmit_data")
             octets = None if before is None or after is None else max(0, after - before) * DATA_WORD_OCTETS
-            label_from, label_to = index.end_label(a["guid"], a["port"]), index.end_label(b["guid"], b["port"])
+            # "lab-leaf1 p7", as the cable naming and cover_links' uncovered_isls spell a switch port
+            label_from = "%s p%d" % (index.name(a["guid"]), a["port"])
+            label_to = "%s p%d" % (index.name(b["guid"]), b["port"])
             out["total"] += 1
             out["directions"].append({"from": label_from, "to": label_to, "octets": octets})
             if octets is not None and octets >= min_octets:

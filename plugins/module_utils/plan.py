@@ -311,6 +311,10 @@ def write_plan(dest, plan, hosts, rails, pass_no):
         "rails": dict((h, rails.get(h) or []) for h in hosts),
         "host_failures": plan["host_failures"],
     }
+    if plan.get("coverage") is not None:
+        # what cover_links claims, next to what the switches counted afterwards (report.json isl_traffic)
+        doc["uncovered_isls"] = plan["coverage"]["uncovered_isls"]
+        doc["isl_coverage"] = dict((k, plan["coverage"][k]) for k in ("isls", "coverable_isls", "covered_isls"))
     path = os.path.join(dest, "pass%d.json" % pass_no)
     write_json(path, doc)
     return path, slice_dir

@@ -232,12 +232,12 @@ switch_data_counters:
 isl_traffic:
   description:
     - Inter-switch link directions and the octets each transmitted since O(data_counters_previous); C(total),
-      C(carried) (at least O(traffic_min_bytes)), C(uncarried) (labels such as C(leaf-03 port 33 -> spine-02 port 5)),
+      C(carried) (at least O(traffic_min_bytes)), C(uncarried) (labels such as C(leaf-03 p33 -> spine-02 p5)),
       C(directions) ({from, to, octets}, heaviest first), C(min_octets), C(measured).
   returned: when O(data_counters_previous) is given
   type: dict
   sample: {total: 16, carried: 16, uncarried: [], min_octets: 1048576, measured: true,
-           directions: [{from: lab-leaf1 port 7, to: lab-spine1 port 1, octets: 2952790016}]}
+           directions: [{from: lab-leaf1 p7, to: lab-spine1 p1, octets: 2952790016}]}
 switch_counter_violations:
   description: Switch-port counters that rose by more than allowed since O(counters_previous); each with
     switch, port, peer, counter, counter_name, delta and msg.

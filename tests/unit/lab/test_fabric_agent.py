@@ -47,6 +47,8 @@ def test_net_files_describe_the_lab_fat_tree():
         "lab-leaf2",
         "lab-leaf3",
         "lab-leaf4",
+        "lab-leaf5",
+        "lab-leaf6",
         "lab-spine1",
         "lab-spine2",
     ]
@@ -57,13 +59,14 @@ def test_net_files_describe_the_lab_fat_tree():
     assert sorted(hosts) == ["ibt-lab-node1", "ibt-lab-node2", "ibt-lab-node3", "ibt-lab-node4"]
     assert hosts["ibt-lab-node3"]["mlx5_0"] == {"node_guid": NODE3_0, "node_desc": "ibt-lab-node3 mlx5_0"}
     assert hosts["ibt-lab-node1"]["mlx5_1"]["node_guid"] == "0002:c903:0010:0011"
-    # the swapped net moves exactly node2's and node3's mlx5_0 cables; the GUIDs stay
+    # the swapped net swaps exactly node2's mlx5_0 and node3's mlx5_1 cables (leaves of different rails); the GUIDs
+    # stay
     healthy = [line for line in (SUBNET / "net.healthy").read_text().splitlines() if not line.startswith("#")]
     swapped = [line for line in (SUBNET / "net.swapped").read_text().splitlines() if not line.startswith("#")]
     changed = [(a, b) for a, b in zip(healthy, swapped) if a != b]
     assert (
         '[2]\t"H-0002c90300100020"[1]\t\t# "ibt-lab-node2 mlx5_0"',
-        '[2]\t"H-0002c90300100030"[1]\t\t# "ibt-lab-node3 mlx5_0"',
+        '[2]\t"H-0002c90300100031"[1]\t\t# "ibt-lab-node3 mlx5_1"',
     ) in changed
     assert len(changed) == 4
     assert fa.node_guids(fa.parse_net("\n".join(swapped))) == hosts
@@ -343,14 +346,14 @@ def _route(subnet, test="write", bidirectional=False):
 def test_agent_routes_on_opensm_tables(subnet):
     reply = _route(subnet)
     (path,) = reply["paths"]
-    assert (path["slid"], path["dlid"]) == (9, 11)  # node2 mlx5_0 -> node3 mlx5_0, the LIDs OpenSM gave
+    assert (path["slid"], path["dlid"]) == (11, 13)  # node2 mlx5_0 -> node3 mlx5_0, the LIDs OpenSM gave
     hops = path["hops"]
     assert [h["switch"] for h in hops][::2] == ["lab-leaf1", "lab-leaf2"] and hops[1]["switch"].startswith("lab-spine")
     assert hops[0]["in_port"] == 2 and hops[-1]["out_port"] == 1  # the HCAs' leaf ports
     assert hops[0]["out_port"] == hops[-1]["in_port"] == {"lab-spine1": 7, "lab-spine2": 8}[hops[1]["switch"]]
     # read: the data flows server -> client; -b: both ways
     (back,) = _route(subnet, test="read")["paths"]
-    assert (back["slid"], back["dlid"]) == (11, 9)
+    assert (back["slid"], back["dlid"]) == (13, 11)
     assert len(_route(subnet, bidirectional=True)["paths"]) == 2
     # the agent knows which ibsim run it counts for: the process reading the console FIFO
     assert fa.Subnet(None, str(subnet.fifo)).epoch().split(":")[0] == str(subnet.ibsim.pid)

@@ -175,14 +175,14 @@ def test_isl_traffic_is_reported_in_every_format_without_changing_the_verdict():
         "carried": 3,
         "min_octets": 1048576,
         "measured": True,
-        "uncarried": ["leaf-2 port 9 -> spine-1 port 2"],
+        "uncarried": ["leaf-2 p9 -> spine-1 p2"],
         "directions": [],
     }
     report = build_report(json.loads(json.dumps(results)), topology=dict(small, isl_traffic=traffic), now=0)
     assert report["passed"]
     text = report["isl_traffic"]["text"]
     assert text.startswith("ISL traffic: 3 of 4 directions carried test traffic")
-    assert "leaf-2 port 9 -> spine-1 port 2" in text
+    assert "leaf-2 p9 -> spine-1 p2" in text
     assert "## Inter-switch links" in to_markdown(report) and text in to_markdown(report)
     assert 'id="isl-traffic"' in to_html(report)
     plain = build_report(json.loads(json.dumps(results)), topology=small, now=0)

@@ -131,14 +131,14 @@ def test_isl_traffic_names_the_directions_without_test_traffic():
     # 8 leaf-spine cables, both directions; the console moved 1 GiB on leaf1 -> spine2 and spine2 -> leaf2 only
     assert traffic["total"] == 16 and traffic["carried"] == 2 and traffic["measured"]
     assert [(d["from"], d["to"]) for d in traffic["directions"][:2]] == [
-        ("lab-spine2 port 2", "lab-leaf2 port 8"),
-        ("lab-leaf1 port 8", "lab-spine2 port 1"),
+        ("lab-spine2 p2", "lab-leaf2 p8"),
+        ("lab-leaf1 p8", "lab-spine2 p1"),
     ]
     assert all(d["octets"] > 1 << 29 for d in traffic["directions"][:2])
     # MAD traffic (kilobytes) is not test traffic
     assert all(d["octets"] < 1 << 20 for d in traffic["directions"][2:])
-    assert "lab-leaf1 port 7 -> lab-spine1 port 1" in traffic["uncarried"]
-    assert "lab-leaf1 port 8 -> lab-spine2 port 1" not in traffic["uncarried"]
+    assert "lab-leaf1 p7 -> lab-spine1 p1" in traffic["uncarried"]
+    assert "lab-leaf1 p8 -> lab-spine2 p1" not in traffic["uncarried"]
     assert S.describe_isl_traffic(traffic).startswith("ISL traffic: 2 of 16 directions carried test traffic")
     # a lower bar counts the management traffic too: the threshold matters
     assert S.isl_traffic(before, after, topo, min_octets=1)["carried"] > 2
