@@ -233,7 +233,8 @@ def isl_traffic(previous, current, topo, min_octets=1 << 20):
     ``previous``/``current``: {"<switch guid>:<port>": {"port_xmit_data": words, ...}} (ibqueryerrors --counters).
     A direction a -> b of an ISL is carried when a's port transmitted at least ``min_octets`` more octets: the
     subnet's own management traffic moves kilobytes, a bandwidth test gigabytes. Returns {"total", "carried",
-    "min_octets", "uncarried": ["leaf-03 p33 -> spine-02 p5", ...], "directions": [{"from", "to", "octets"}]}, heaviest first;
+    "min_octets", "uncarried": ["leaf-03 p33 -> spine-02 p5", ...], "directions": [{"from", "to", "octets"}]},
+    heaviest first;
     {"total": 0, ...} when a snapshot is missing (the proof was not made, which is not a pass)."""
     index = Index(topo)
     out = {"total": 0, "carried": 0, "min_octets": min_octets, "uncarried": [], "directions": [], "measured": True}
