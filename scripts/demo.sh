@@ -5,6 +5,7 @@
 #   3. tune_ib.yml again: must pass and change nothing (idempotence)
 #   4. inject faults (rail mlx5_0 between node2 and node3 at 180 Gb/s, symbol errors climbing on
 #      node4 mlx5_1) and run the validate stage: must FAIL naming that link and that node/port
+#   5. degrade an inter-switch cable of the lab subnet (ibsim + OpenSM on node1): must FAIL naming the cable
 # Exits 0 when all of this behaved as expected. IBTUNE_DEMO_KEEP=1 leaves the lab running.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,6 +68,20 @@ if [ $rc3 -ne 0 ] && grep -q "ibt-lab-node2/mlx5_0<->ibt-lab-node3/mlx5_0" <<<"$
   echo "-> failed as expected, naming the degraded link and the node/port whose errors climbed"
 else
   echo "-> UNEXPECTED: rc=$rc3, the failure did not name both faults; log: $out/run3.log"; tail -40 "$out/run3.log"; fail=1
+fi
+
+say "Run 4: a degraded inter-switch cable (lab-leaf1 p7 <-> lab-spine1 p1 at 45%) - the verdict must name the cable"
+ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=degraded_cable.json >"$out/fabric-cable.log" 2>&1
+ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_report_dir="$reports/cable" >"$out/run4.log" 2>&1
+rc4=$?
+recap "$out/run4.log"
+sed -n '/## Suspect cables/,/^$/p;/## Inter-switch links/,$p' "$reports/cable/summary.md" 2>/dev/null | head -12
+msg=$(grep -h "Task failed: .*Fabric validation failed" "$out/run4.log" | sed 's/.*Fabric validation failed/Fabric validation failed/' | head -1)
+echo "failure message: ${msg:-<none>}"
+if [ $rc4 -ne 0 ] && grep -q "Fabric validation failed: cable lab-leaf1 p7 <-> lab-spine1 p1 " <<<"$msg"; then
+  echo "-> failed as expected, naming the cable to reseat first"
+else
+  echo "-> UNEXPECTED: rc=$rc4, the failure did not name the cable; log: $out/run4.log"; tail -40 "$out/run4.log"; fail=1
 fi
 ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=healthy.json >>"$out/fabric-healthy.log" 2>&1
 
