@@ -75,7 +75,7 @@ ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=degraded_cable
 ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_report_dir="$reports/cable" >"$out/run4.log" 2>&1
 rc4=$?
 recap "$out/run4.log"
-sed -n '/## Suspect cables/,/^$/p;/## Inter-switch links/,$p' "$reports/cable/summary.md" 2>/dev/null | head -12
+grep -A3 -E '^## (Suspect cables|Inter-switch links)' "$reports/cable/summary.md" 2>/dev/null | grep -v '^$'
 msg=$(grep -h "Task failed: .*Fabric validation failed" "$out/run4.log" | sed 's/.*Fabric validation failed/Fabric validation failed/' | head -1)
 echo "failure message: ${msg:-<none>}"
 if [ $rc4 -ne 0 ] && grep -q "Fabric validation failed: cable lab-leaf1 p7 <-> lab-spine1 p1 " <<<"$msg"; then
