@@ -255,8 +255,7 @@ def isl_traffic(previous, current, topo, min_octets=1 << 20):
             after = (current.get(name) or {}).get("port_xmit_data")
             octets = None if before is None or after is None else max(0, after - before) * DATA_WORD_OCTETS
             # "lab-leaf1 p7", as the cable naming and cover_links' uncovered_isls spell a switch port
-            label_from = "%s p%d" % (index.name(a["guid"]), a["port"])
-            label_to = "%s p%d" % (index.name(b["guid"]), b["port"])
+            label_from, label_to = index.port_label(a["guid"], a["port"]), index.port_label(b["guid"], b["port"])
             out["total"] += 1
             out["directions"].append({"from": label_from, "to": label_to, "octets": octets})
             if octets is not None and octets >= min_octets:

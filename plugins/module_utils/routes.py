@@ -89,9 +89,7 @@ class Router:
 
     def label(self, guid, port):
         """ "A09-P1-IBLEAF-04-04 p17" for a switch port, "node12 mlx5_3" for a CA port."""
-        if self.index.is_switch(guid):
-            return "%s p%d" % (self.index.name(guid), port)
-        return self.index.end_label(guid, port)
+        return self.index.port_label(guid, port)
 
     def rank(self, guid):
         if not self.index.is_switch(guid):

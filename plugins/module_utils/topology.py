@@ -397,6 +397,12 @@ class Index:
         label = self.name(guid)
         return label if port == 1 else "%s port %s" % (label, port)
 
+    def port_label(self, guid, port):
+        """ "A09-P1-IBLEAF-04-04 p17" for a switch port (as cables and routes name it), else end_label()."""
+        if self.is_switch(guid):
+            return "%s p%d" % (self.name(guid), port)
+        return self.end_label(guid, port)
+
     def ca_attachment(self, guid):
         """(switch guid, switch port, CA port) of a CA's first connected port, or None."""
         node = self.nodes.get(guid)
