@@ -28,7 +28,9 @@ DEFAULT = (
 
 
 def one(spec):
-    from ansible_collections.ibtune.fabric.plugins.module_utils import join, plan, report
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as report
 
     size, strategy, *rest = spec.split(":")
     n_hosts, n_rails = (int(x) for x in size.split("x"))

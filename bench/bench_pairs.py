@@ -10,7 +10,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".collections"))
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds, retest_rounds  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds, retest_rounds  # noqa: E402
 
 SIZES = (8, 64, 512, 4096)
 REPEAT = 3  # best of 3: the machine is shared

@@ -16,8 +16,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".collections"))
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import report as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as R  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import baseline as RB  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import render as RR  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as VR  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds  # noqa: E402
 
 RAILS = 8
 
@@ -89,10 +92,10 @@ def print_rows(rows):
 
 def bench(count):
     hosts, results = make_results(count)
-    norm = R.normalize_results(results)
-    baseline = R.empty_baseline()
+    norm = VR.normalize_results(results)
+    baseline = RB.empty_baseline()
     for run in range(10):
-        baseline = R.update_baseline(baseline, norm, "2026-11-%02dT00:00:00Z" % (run + 1))
+        baseline = RB.update_baseline(baseline, norm, "2026-11-%02dT00:00:00Z" % (run + 1))
     rows = []
     total = time.perf_counter()
     report = timed(
@@ -103,13 +106,13 @@ def bench(count):
     files = render(report, rows, baseline)
     dest = tempfile.mkdtemp(prefix="ibtune-bench-")
     try:
-        timed("write_atomic (%d files)" % len(files), lambda: R.write_atomic(dest, files), rows)
+        timed("write_atomic (%d files)" % len(files), lambda: RR.write_atomic(dest, files), rows)
     finally:
         shutil.rmtree(dest)
     total_ms = (time.perf_counter() - total) * 1000.0
     timed(
         "update_baseline (10 runs/link) + to_json",
-        lambda: R.to_json(R.update_baseline(baseline, report["results"], "now")),
+        lambda: RR.to_json(RB.update_baseline(baseline, report["results"], "now")),
         rows,
     )
     print(
@@ -123,11 +126,11 @@ def bench(count):
 
 def render(report, rows, baseline=None):
     files = {}
-    files["report.json"] = timed("to_json", lambda: R.to_json(report), rows)
-    files["junit.xml"] = timed("to_junit", lambda: R.to_junit(report), rows)
-    files["summary.md"] = timed("to_markdown", lambda: R.to_markdown(report), rows)
-    files["ibtune.prom"] = timed("to_prometheus", lambda: R.to_prometheus(report), rows)
-    files["report.html"] = timed("to_html", lambda: R.to_html(report, baseline), rows)
+    files["report.json"] = timed("to_json", lambda: RR.to_json(report), rows)
+    files["junit.xml"] = timed("to_junit", lambda: RR.to_junit(report), rows)
+    files["summary.md"] = timed("to_markdown", lambda: RR.to_markdown(report), rows)
+    files["ibtune.prom"] = timed("to_prometheus", lambda: RR.to_prometheus(report), rows)
+    files["report.html"] = timed("to_html", lambda: RR.to_html(report, baseline), rows)
     return files
 
 

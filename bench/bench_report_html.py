@@ -15,9 +15,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".collections"))
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import report as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.report_html import to_html  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as R  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import baseline as RB  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as VR  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 import browser_check  # noqa: E402
@@ -60,10 +62,10 @@ def chromium(args):
 
 def bench(rounds):
     results = make_results(rounds)
-    norm = R.normalize_results(results)
-    baseline = R.empty_baseline()
+    norm = VR.normalize_results(results)
+    baseline = RB.empty_baseline()
     for run in range(10):
-        baseline = R.update_baseline(baseline, norm, "2026-11-%02dT00:00:00Z" % (run + 1))
+        baseline = RB.update_baseline(baseline, norm, "2026-11-%02dT00:00:00Z" % (run + 1))
     start = time.perf_counter()
     report = R.build_report(results, baseline=baseline, run_id="bench")
     build_ms = (time.perf_counter() - start) * 1000.0

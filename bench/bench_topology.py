@@ -14,8 +14,8 @@ import time
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import routes as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T  # noqa: E402
 
 CORPUS = os.environ.get("IBTUNE_CORPUS") or os.path.join(ROOT, "..", "shared", "corpus")
 NDR = os.path.join(

@@ -16,13 +16,13 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, ROOT)
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import plan as P  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as P  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T  # noqa: E402
 from bench.bench_topology import rail_fabric  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as VT  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.report import build_report  # noqa: E402
-from tests.unit.plugins.module_utils.test_report_topology import cover_links_run  # noqa: E402
-from tests.unit.plugins.module_utils.test_validate_topology import (  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as VT  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report  # noqa: E402
+from tests.unit.plugins.module_utils.report.test_topology import cover_links_run  # noqa: E402
+from tests.unit.plugins.module_utils.validate.test_fabric import (  # noqa: E402
     ib_topology_result,
     inventory,
     rails_by_index,

@@ -1,7 +1,7 @@
 """Write a healthy and a faulty fabric report (every report file + report.html) for the browser check.
 
 The inputs are shaped like the lab's runs (molecule/lab): 4 hosts, 2 rails (mlx5_0, mlx5_1), all_pairs
-rounds and the retest plan from the real planner (module_utils/pairs.py); the faulty run has the lab's
+rounds and the retest plan from the real planner (module_utils/validate/pairs.py); the faulty run has the lab's
 degraded link (ibt-lab-node2/mlx5_0 <-> ibt-lab-node3/mlx5_0 at 180 Gb/s) and climbing symbol errors on
 ibt-lab-node4 mlx5_1. The files come from the real fabric_report code: report.build_report, render_all,
 write_atomic, and report_html.to_html with the baseline the faulty run was compared against.
@@ -15,9 +15,12 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import report as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds, retest_rounds  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.report_html import to_html  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as R  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import baseline as RB  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import render as RR  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as VR  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds, retest_rounds  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html  # noqa: E402
 
 HOSTS = ["ibt-lab-node%d" % i for i in range(1, 5)]
 RAILS = ("mlx5_0", "mlx5_1")
@@ -58,10 +61,10 @@ def lab_results(degraded, jitter=0.0):
 
 def baseline():
     """Five earlier healthy runs recorded with the real update_baseline."""
-    base = R.empty_baseline()
+    base = RB.empty_baseline()
     for run, jitter in enumerate((0.6, -0.4, 0.9, 0.1, -0.7)):
         ts = R._iso(NOW - (5 - run) * 86400)
-        base = R.update_baseline(base, R.normalize_results(lab_results(False, jitter)), ts)
+        base = RB.update_baseline(base, VR.normalize_results(lab_results(False, jitter)), ts)
     return base
 
 
@@ -80,9 +83,9 @@ def write(out_dir):
         ),
     }
     for name, report in runs.items():
-        files = R.render_all(report)
+        files = RR.render_all(report)
         files["report.html"] = to_html(report, base)
-        R.write_atomic(os.path.join(out_dir, name), files)
+        RR.write_atomic(os.path.join(out_dir, name), files)
         print(
             "%s: %s (%s, %d results)" % (name, os.path.join(out_dir, name), report["headline"], len(report["results"]))
         )

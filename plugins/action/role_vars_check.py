@@ -13,7 +13,7 @@ import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
-from ansible_collections.ibtune.fabric.plugins.module_utils.role_vars import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.role_vars import (
     check,
     invalid_values,
     spec_options,

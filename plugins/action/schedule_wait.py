@@ -21,7 +21,7 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
-from ansible_collections.ibtune.fabric.plugins.module_utils import progress
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress
 
 display = Display()
 

@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.gdr import nvidia_flavor, plan
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.gdr import nvidia_flavor, plan
 
 
 def gdr_plan(

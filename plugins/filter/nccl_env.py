@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_env import NcclEnvPlanError, plan_env, profile_for
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import NcclEnvPlanError, plan_env, profile_for
 
 _KEYS = (
     "profile",

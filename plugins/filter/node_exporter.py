@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.node_exporter import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.monitoring.node_exporter import (
     devices_without_counters,
     rdma_devices,
     infiniband_verdict,

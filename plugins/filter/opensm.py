@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.opensm import qos_keys, ufm_evidence
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import qos_keys, ufm_evidence
 
 
 def opensm_qos_keys(model, policy_file, options=None):

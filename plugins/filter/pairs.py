@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils import pairs as _pairs
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as _pairs
 
 
 def pair_rounds(hosts, strategy="all_pairs", rounds=None, seed=None, groups=None, pairs=None):

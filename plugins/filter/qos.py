@@ -7,12 +7,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import (
     QosModelError,
     nccl_qos_env,
     normalize_model,
 )
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos import nccl_tc as _nccl_tc
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import nccl_tc as _nccl_tc
 
 
 def nccl_tc(dscp, ecn="ect0"):

@@ -8,7 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils import slurm as _slurm
+from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _slurm
 
 
 def slurm_topology_conf(leaves, spine="spine", header=None):

@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils import preflight
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import preflight
 
 _PORT_RE = re.compile(r"\s-p\s+(\d+)(\s|$)")
 

@@ -2,14 +2,14 @@
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter validate_topology: an ib_topology result -> the compact topology fabric_plan and fabric_report take
-(docs in validate_topology.yml; the logic is plugins/module_utils/validate_topology.py)."""
+(docs in validate_topology.yml; the logic is plugins/module_utils/validate/fabric.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils import validate_topology as _vt
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
 
 
 def validate_topology(result, hosts=None):

@@ -111,8 +111,8 @@ failures:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import join as join_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils import plan as plan_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
 
 SETTINGS = (
     "test",

@@ -195,8 +195,8 @@ isl_coverage:
 import json
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import pairs as pairs_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils import plan as plan_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
 
 
 def run_module(module):

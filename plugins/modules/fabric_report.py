@@ -362,7 +362,7 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
-from ansible_collections.ibtune.fabric.plugins.module_utils.report_module import ReportError, run
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.module import ReportError, run
 
 ARGUMENT_SPEC = dict(
     results=dict(type="list", elements="dict", default=[]),

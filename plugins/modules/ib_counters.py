@@ -107,7 +107,7 @@ msg:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.counters import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.counters import (
     deltas,
     describe_violations,
     effective_thresholds,

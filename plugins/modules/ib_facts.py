@@ -104,7 +104,7 @@ msg:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import discover
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import discover
 
 
 def main():

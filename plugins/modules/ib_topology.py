@@ -273,9 +273,9 @@ msg:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import ib_switch_counters as swc
-from ansible_collections.ibtune.fabric.plugins.module_utils.process import run_once
-from ansible_collections.ibtune.fabric.plugins.module_utils.topology import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as swc
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.process import run_once
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import (
     CHECKS,
     analyse,
     hosts_from_facts,

@@ -112,7 +112,7 @@ env:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_env
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as nccl_env
 
 
 def main():

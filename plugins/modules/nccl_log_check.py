@@ -148,7 +148,7 @@ import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_log
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
 
 
 def _read_sources(module, paths):

@@ -239,8 +239,9 @@ import sys
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import nccl_log, nccl_tests
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_torch import SCRIPT
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import nccl_tests
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.torch_backend import SCRIPT
 
 TORCH_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 

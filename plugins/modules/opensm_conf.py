@@ -19,7 +19,7 @@ description:
   - Creates the file with only the keys when it does not exist.
   - Changes (and backs up) the file only when a key's value differs; C(changed_keys) names them, so a restart of
     OpenSM can follow only a real change.
-  - Role-internal (fabric_qos); the merge is module_utils/opensm.py.
+  - Role-internal (fabric_qos); the merge is module_utils/subnet/opensm.py.
 extends_documentation_fragment:
   - ibtune.fabric.attributes
 attributes:
@@ -71,7 +71,7 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.opensm import merge
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import merge
 
 
 def main():

@@ -281,8 +281,9 @@ import shlex
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_run
-from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import run as perftest_run
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import read_port_rate_gbps
 
 
 def _resolve_executable(module, params):

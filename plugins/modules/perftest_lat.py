@@ -291,8 +291,11 @@ msg:
 import shlex
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_lat, perftest_run, testkinds
-from ansible_collections.ibtune.fabric.plugins.module_utils.sysfs import read_port_rate_gbps
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import latency as perftest_lat
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import run as perftest_run
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import read_port_rate_gbps
 
 
 def _result(params, link_rate):

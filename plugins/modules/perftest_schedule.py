@@ -148,7 +148,7 @@ round_seconds:
 import signal
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import schedule
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule
 
 
 class _Stopped(Exception):

@@ -144,9 +144,9 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 import os
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.mlnx_qos import MlnxQosParseError, parse_mlnx_qos
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl_env import parse_conf
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos import QosModelError, check_layers
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError, parse_mlnx_qos
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import parse_conf
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, check_layers
 
 
 def main():

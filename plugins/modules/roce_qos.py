@@ -179,9 +179,9 @@ msg:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.mlnx_qos import MlnxQosParseError
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos import QosModelError, normalize_model
-from ansible_collections.ibtune.fabric.plugins.module_utils.roce_qos import (
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, normalize_model
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.roce import (
     RoceQosError,
     apply_changes,
     boot_script,

@@ -146,7 +146,7 @@ import json
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils import slurm
+from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as slurm
 
 
 def _load_verdict(module):

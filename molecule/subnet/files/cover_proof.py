@@ -11,8 +11,8 @@ import sys
 
 sys.path.insert(0, sys.argv[3])
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import routes as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils import topology as T  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T  # noqa: E402
 
 
 def main():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
 
 LAB = Path(__file__).resolve().parents[2] / "lab"
 SUBNET = LAB / "subnet"

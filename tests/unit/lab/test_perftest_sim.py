@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ibtune.fabric.plugins.module_utils import counters as counters_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils import perftest, perftest_lat, testkinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as counters_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import latency as perftest_lat
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
 
 LAB = Path(__file__).resolve().parents[2] / "lab"
 SIM = LAB / "perftest_sim.py"

@@ -275,8 +275,9 @@ def test_pair_matrix_panel_is_a_server_by_client_matrix_with_the_gate_at_100_per
 def _faulty_prom():
     """ibtune.prom of a lab-shaped faulty run (4 hosts, 2 rails, node2/mlx5_0 <-> node3/mlx5_0 at 180 Gb/s),
     written by the real report code, and the report it came from."""
-    from ansible_collections.ibtune.fabric.plugins.module_utils import report as R
-    from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds, retest_rounds
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as R
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import render as RR
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds, retest_rounds
 
     hosts = ["ibt-lab-node%d" % i for i in range(1, 5)]
 
@@ -292,7 +293,7 @@ def _faulty_prom():
     results = [r for i, rnd in enumerate(pair_rounds(hosts)) for a, b in rnd for r in measure(a, b, i, 1)]
     results += [r for i, rnd in enumerate(retest_rounds(results, hosts)) for a, b in rnd for r in measure(a, b, i, 2)]
     report = R.build_report(results, run_id="dash", now=1796119200.0)
-    return report, R.to_prometheus(report)
+    return report, RR.to_prometheus(report)
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian package prometheus) not installed")

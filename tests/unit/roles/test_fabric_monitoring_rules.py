@@ -104,11 +104,11 @@ def test_symbol_error_and_link_downed_have_their_own_thresholds_and_error_alerts
 
 
 def test_saturated_alert_covers_every_width_counters_py_knows():
-    from ansible_collections.ibtune.fabric.plugins.module_utils.counters import COUNTER_WIDTHS
+    from ansible_collections.ibtune.fabric.plugins.module_utils.host.counters import COUNTER_WIDTHS
 
     expr = _rules(render())["FabricErrorCounterSaturated"]["expr"]
     watched = {counter: int(value) for value, counter in re.findall(r'>= (\d+), "counter", "(\w+)"', expr)}
-    # every counter the rule watches is pinned exactly at 2**width - 1 of its sysfs width (module_utils/counters.py)
+    # every counter the rule watches is pinned at 2**width - 1 of its sysfs width (module_utils/host/counters.py)
     assert watched == {c: (1 << COUNTER_WIDTHS[c]) - 1 for c in watched}
     assert watched["port_xmit_wait"] == 4294967295 and len(watched) == 9
 

@@ -90,7 +90,7 @@ def play_output(tmp_path_factory):
 
 
 def test_filters_run_in_a_real_play(play_output):
-    from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds
 
     nodes = ["n0", "n1", "n2", "n3", "n4"]
     assert play_output["all_pairs"] == pair_rounds(nodes)

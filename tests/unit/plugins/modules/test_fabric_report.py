@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.pairs import pair_rounds, retest_rounds
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds, retest_rounds
 from ansible_collections.ibtune.fabric.plugins.modules import fabric_report
 from tests.unit.modules_harness import run_module
 

@@ -6,8 +6,8 @@ import json
 from ansible_collections.ibtune.fabric.plugins.filter.validate_topology import validate_topology
 from ansible_collections.ibtune.fabric.plugins.modules import fabric_plan, fabric_report
 from tests.unit.modules_harness import run_module
-from tests.unit.plugins.module_utils.test_report_topology import CABLE, cover_links_run
-from tests.unit.plugins.module_utils.test_validate_topology import ib_topology_result, inventory, rails_by_index
+from tests.unit.plugins.module_utils.report.test_topology import CABLE, cover_links_run
+from tests.unit.plugins.module_utils.validate.test_fabric import ib_topology_result, inventory, rails_by_index
 
 
 def test_fabric_plan_cover_links(tmp_path):
@@ -127,7 +127,7 @@ def test_topology_stage_and_cover_links_in_a_real_play(tmp_path):
     import sys
 
     from tests.conftest import FIXTURES, ROOT
-    from tests.unit.plugins.module_utils.test_validate_topology_lab import HOSTS, INVENTORY, RAILS
+    from tests.unit.plugins.module_utils.validate.test_fabric_lab import HOSTS, INVENTORY, RAILS
 
     bin_dir = os.path.dirname(sys.executable)
     (tmp_path / "play.yml").write_text(PLAY)

@@ -4,7 +4,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.opensm import parse
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import parse
 from ansible_collections.ibtune.fabric.plugins.modules import opensm_conf
 from tests.conftest import FIXTURES
 from tests.unit.modules_harness import run_module

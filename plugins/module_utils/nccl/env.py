@@ -1,0 +1,780 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Lint NCCL environments against nccl_schema, and read/write NCCL's KEY=VALUE config files.
+
+NCCL reads ``$NCCL_CONF_FILE`` (2.23+) or ``~/.nccl.conf``, then ``/etc/nccl.conf``, line by line:
+a line starting with ``#`` is a comment, a line without ``=`` is skipped, the name is everything
+before the first ``=`` and the value everything after it (nothing is trimmed or unquoted, values
+are cut at 1023 characters), and ``setenv(name, value, 0)`` never overrides a variable that is
+already set: the process environment wins, and within a file the FIRST line for a name wins.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import difflib
+import ipaddress
+import re
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import active_ports as sysfs_active_ports
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.schema import (
+    FOREIGN,
+    FUNCTIONS,
+    LEGACY_LEVELS,
+    NCCL_SOURCE,
+    VARIABLES,
+    parse_version,
+    strtoll,
+)
+
+MAX_VALUE_LEN = 1023
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# NCCL parses integers with strtoll(value, &end, 0): 0x.. is hex and a leading 0 means octal.
+_INT_RE = re.compile(r"^[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)$")
+_HCA_ENTRY_RE = re.compile(r"^(?P<dev>[A-Za-z0-9_.\-]+)(?::(?P<port>\d*)(?::(?P<rail>-?\d*)(?::(?P<plane>-?\d*))?)?)?$")
+_DEBUG_LEFT_ON = ("NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_TOPO_DUMP_FILE")
+_IF_TOKEN_RE = re.compile(r"^[A-Za-z0-9_.:@\-]+$")
+
+
+def _issue(variable, value, message):
+    return {"variable": variable, "value": value, "message": message}
+
+
+def to_text(value):
+    """Render a value the way it will be written: booleans as 1/0, numbers as decimal."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _parse_int(text):
+    """(value, problem, note) as NCCL's strtoll(text, NULL, 0) reads it.
+
+    problem: why NCCL would not read the number that was written (value None); note: the value is read,
+    but not as a reader of decimal numbers would think (a leading 0 is octal: "0152" is 106).
+    """
+    if not _INT_RE.match(text):
+        value, used = strtoll(text)
+        if used == 0:
+            return None, "is not an integer (NCCL's strtoll reads 0 from it)", None
+        return None, "is not an integer: NCCL reads only %r of it (%s)" % (text[:used], value), None
+    value, used = strtoll(text)
+    if value is None:
+        return None, "does not fit in 64 bits (NCCL keeps its default)", None
+    if used < len(text):
+        return None, "has a leading 0, so NCCL reads it as octal and stops at %r (%d)" % (text[used], value), None
+    body = text.lstrip("+-")
+    if len(body) > 1 and body[0] == "0" and body[1] not in "xX":
+        return value, None, "has a leading 0, so NCCL reads it as octal %d: write %d" % (value, value)
+    return value, None, None
+
+
+def _edit_distance(a, b):
+    """Optimal string alignment distance (insert, delete, substitute, swap two neighbours)."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def did_you_mean(name):
+    candidates = list(VARIABLES) + list(FOREIGN)
+    return difflib.get_close_matches(name.upper(), candidates, n=3, cutoff=0.75)
+
+
+def close_typo(name):
+    """The known name ``name`` is a typo of (one edit away; two for names of 20+ characters), or None."""
+    upper = name.upper()
+    limit = 2 if len(upper) >= 20 else 1
+    best = None
+    for known in VARIABLES:
+        if abs(len(known) - len(upper)) > limit:
+            continue
+        distance = _edit_distance(upper, known)
+        if distance <= limit and (best is None or distance < best[0]):
+            best = (distance, known)
+    return best[1] if best else None
+
+
+def _range_text(entry):
+    low, high = entry.get("min"), entry.get("max")
+    if low is not None and high is not None:
+        return "%d..%d" % (low, high)
+    if low is not None:
+        return ">= %d" % low
+    return "<= %d" % high
+
+
+def _default_hint(entry):
+    return " (NCCL's default is %s)" % entry["default"] if entry.get("default") is not None else ""
+
+
+def _check_list(name, text, choices, allow_negate_items=False):
+    """A comma list of choices, optionally led by '^'. Returns an error message or None."""
+    body = text[1:] if text.startswith("^") else text
+    bad = []
+    for item in body.split(","):
+        token = item.strip()
+        if allow_negate_items and token.startswith("^"):
+            token = token[1:]
+        if not token or token.upper() not in choices:
+            bad.append(item)
+    if bad:
+        return "has %s not in the allowed values: use a comma list of %s" % (
+            ", ".join(repr(b) for b in bad),
+            ", ".join(choices),
+        )
+    return None
+
+
+def _check_algo(name, text, choices):
+    """NCCL_ALGO / NCCL_PROTO: 'a,b', '^a', or (2.24+) 'a,b;func:c;func:^d'."""
+    problems = []
+    for part in text.split(";"):
+        if not part:
+            problems.append("an empty ';' section")
+            continue
+        items = part
+        if ":" in part:
+            func, items = part.split(":", 1)
+            if func.strip().upper() not in FUNCTIONS:
+                problems.append("function %r (use one of %s)" % (func, ", ".join(FUNCTIONS)))
+        if items.startswith("^"):
+            items = items[1:]
+        for item in items.split(","):
+            if item.strip().upper() not in choices:
+                problems.append("%r" % item)
+    if problems:
+        return "has %s not understood by NCCL: allowed items are %s" % (", ".join(problems), ", ".join(choices))
+    return None
+
+
+def _check_value(name, entry, text):
+    """Type/range checks. Returns (errors, warnings) as lists of messages."""
+    errors, warnings = [], []
+    vtype = entry["type"]
+    if text == "":
+        if entry.get("allow_empty"):
+            return errors, warnings
+        return ["is empty: give a value or remove the variable"], warnings
+    if text != text.strip():
+        return ["has leading or trailing whitespace, which NCCL keeps as part of the value: remove it"], warnings
+    if len(text) > MAX_VALUE_LEN:
+        errors.append("is %d characters long: NCCL cuts values at %d" % (len(text), MAX_VALUE_LEN))
+    if vtype == "int":
+        value, problem, note = _parse_int(text)
+        if problem:
+            if entry.get("min") is None and entry.get("max") is None:
+                errors.append("%s: use an integer%s" % (problem, _default_hint(entry)))
+            else:
+                errors.append("%s: use an integer %s%s" % (problem, _range_text(entry), _default_hint(entry)))
+        elif (entry.get("min") is not None and value < entry["min"]) or (
+            entry.get("max") is not None and value > entry["max"]
+        ):
+            shown = " (read as %d)" % value if note else ""
+            errors.append("is out of range%s: use %s%s" % (shown, _range_text(entry), _default_hint(entry)))
+        elif note:
+            warnings.append(note)
+    elif vtype == "bool":
+        if text not in ("0", "1"):
+            errors.append("must be 0 or 1%s" % _default_hint(entry))
+    elif vtype == "enum":
+        choices = entry["choices"]
+        if entry.get("case_sensitive") and text not in choices and text.upper() in choices:
+            errors.append(
+                "is not read: NCCL compares these names case-sensitively; write %s%s"
+                % (text.upper(), _default_hint(entry))
+            )
+        elif text.upper() not in [c.upper() for c in choices]:
+            errors.append("is not one of the allowed values %s%s" % (", ".join(choices), _default_hint(entry)))
+    elif vtype == "level":
+        choices = entry["choices"]
+        if text in choices:
+            pass
+        elif text.upper() in choices:
+            errors.append(
+                "is not read: NCCL compares level names case-sensitively (strcmp), so it ignores %r and keeps "
+                "its own choice; write %s" % (text, text.upper())
+            )
+        elif text[:1].isdigit():
+            # src/graph/paths.cc ncclGetLevel: strtol(str, NULL, 0) into levelsOldToNew, clamped to 5.
+            old, _used = strtoll(text)
+            name = LEGACY_LEVELS[min(max(old or 0, 0), len(LEGACY_LEVELS) - 1)]
+            warnings.append("is a legacy integer level, which NCCL reads as %s: write %s" % (name, name))
+        else:
+            errors.append(
+                "is not a path level: use one of %s (or a legacy integer: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS)"
+                % ", ".join(choices)
+            )
+    elif vtype == "list":
+        problem = _check_list(name, text, entry["choices"], allow_negate_items=(name == "NCCL_DEBUG_SUBSYS"))
+        if problem:
+            errors.append(problem)
+    elif vtype == "algo":
+        problem = _check_algo(name, text, entry["choices"])
+        if problem:
+            errors.append(problem)
+    elif vtype == "iflist":
+        body = text.lstrip("^").lstrip("=")
+        tokens = body.split(",")
+        if not body or any(not t or not _IF_TOKEN_RE.match(t) for t in tokens):
+            errors.append(
+                "is not a list of interface names: use e.g. 'eth0', '=eth0,eth1' (exact) or '^docker,lo' (exclude)"
+            )
+    elif vtype == "hcalist":
+        errors.extend(_check_hca(text))
+    elif vtype == "cidr":
+        try:
+            ipaddress.ip_network(text, strict=False)
+        except ValueError:
+            errors.append("is not a CIDR network: use e.g. 10.0.0.0/16 or fd00::/64")
+    elif vtype == "ctapolicy":
+        names = [t.strip().upper() for t in text.split("|")]
+        legacy = text in ("0", "1", "2")
+        if not legacy and any(n not in ("DEFAULT", "EFFICIENCY", "ZERO") for n in names):
+            errors.append("is not a CTA policy: use DEFAULT, EFFICIENCY, ZERO (joined with '|') or legacy 0..2")
+    elif vtype == "netdevs":
+        upper = text.upper()
+        match = re.match(r"^MAX:(\d+)$", upper)
+        if upper not in ("AUTO", "ALL") and not (match and int(match.group(1)) >= 1):
+            errors.append("is not a policy: use AUTO, ALL or MAX:N (N >= 1)")
+    elif vtype == "path" and "~" in text:
+        errors.append("contains '~', which NCCL does not expand: use an absolute path")
+    return errors, warnings
+
+
+def _check_hca(text):
+    body = text
+    if body.startswith("^"):
+        body = body[1:]
+    if body.startswith("="):
+        body = body[1:]
+    if not body:
+        return ["is empty after its '^'/'=' prefix: list devices as dev[:port],..."]
+    bad = [t for t in body.split(",") if not _HCA_ENTRY_RE.match(t)]
+    if bad:
+        return [
+            "has entries %s that are not dev[:port[:rail[:plane]]]: use e.g. '=mlx5_0:1,mlx5_1:1'"
+            % ", ".join(repr(b) for b in bad)
+        ]
+    return []
+
+
+# RDMA device families: the kernel names their devices <family>_<n> (mlx5_0, efa_0, hfi1_0) or <family><n>.
+HCA_FAMILIES = ("mlx4", "mlx5", "bnxt_re", "irdma", "erdma", "efa", "hfi1", "qedr", "rxe", "siw", "mana", "ionic")
+_FULL_DEVICE_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9]*_\d+|(?:bnxt_re|irdma|qedr|rxe|siw)\d+)$")
+
+
+def _hca_entries(text):
+    """(exclude, exact, [(entry, device)]) of an NCCL_IB_HCA value, split as parseStringList does."""
+    body = text
+    exclude = body.startswith("^")
+    if exclude:
+        body = body[1:]
+    exact = body.startswith("=")
+    if exact:
+        body = body[1:]
+    return exclude, exact, [(entry, entry.split(":", 1)[0]) for entry in body.split(",") if entry]
+
+
+def _hca_checks(text):
+    """NCCL_IB_HCA matching (src/misc/utils.cc matchIfList): (errors, warnings) as message tails.
+
+    Without '=', each entry is a prefix (strncmp over the entry's length): 'mlx5' selects every mlx5 device,
+    as NCCL documents, but 'mlx5_1' also selects mlx5_10..mlx5_19. With '=', names compare whole, so
+    '=mlx5' selects no device at all and NCCL falls back to sockets.
+    """
+    exclude, exact, entries = _hca_entries(text)
+    lead = "^" if exclude else ""
+    if exact:
+        families = [dev for _entry, dev in entries if dev in HCA_FAMILIES]
+        if families:
+            return [
+                "asks for devices named exactly %s, and no device has that name (they are %s_0, %s_1, ...): "
+                "NCCL %s; write %s%s (prefix: every %s device) or name each device (=%s_0:1,...)"
+                % (
+                    ", ".join(families),
+                    families[0],
+                    families[0],
+                    "would exclude nothing" if exclude else "would find no IB device and fall back to sockets",
+                    lead,
+                    ",".join(e for e, _d in entries),
+                    families[0],
+                    families[0],
+                )
+            ], []
+        return [], []
+    full = [dev for _entry, dev in entries if _FULL_DEVICE_RE.match(dev)]
+    # The kernel never pads indexes: a name ending in index 0 (mlx5_0) is the prefix of no other device.
+    ambiguous = [dev for dev in full if not re.search(r"(?<![0-9])0$", dev)]
+    if not ambiguous:
+        return [], []
+    full = ambiguous
+    example = full[0]
+    also = "%s0..%s9" % (example, example)
+    if all(_FULL_DEVICE_RE.match(dev) for _entry, dev in entries):
+        fix = "write %s=%s for an exact list" % (lead, ",".join(e for e, _d in entries))
+    else:
+        fix = "'=' makes the whole list exact, so name every device in full and write %s=..." % lead
+    return [], [
+        "uses the full device name%s %s as a prefix, so NCCL also %s %s when they exist: %s"
+        % ("s" if len(full) > 1 else "", ", ".join(full), "excludes" if exclude else "selects", also, fix)
+    ]
+
+
+def _unknown_name(name, text, strict):
+    """(severity, issue) for an NCCL_* name the schema does not know.
+
+    The schema holds every name NCCL 2.30.7 reads, so an unknown name is most likely a typo, but it may be
+    one that a newer NCCL (or a plugin) reads: a warning with a did-you-mean, an error only when it is one
+    edit away from a known name (a typo that silently drops the setting) or in strict mode.
+    """
+    typo = close_typo(name)
+    if typo:
+        return "error", _issue(
+            name,
+            text,
+            "%s is not an NCCL variable, so NCCL ignores it: did you mean %s? (one typo away)" % (name, typo),
+        )
+    hints = did_you_mean(name)
+    hint = ": did you mean %s?" % " or ".join(hints) if hints else ""
+    base = "%s is not read by NCCL %s" % (name, NCCL_SOURCE["version"])
+    if strict:
+        return "error", _issue(
+            name, text, "%s%s (strict mode allows only the names NCCL reads)" % (base, hint or ": remove it")
+        )
+    return "warning", _issue(
+        name, text, "%s%s" % (base, hint or ": check the name (a newer NCCL or a plugin may read it)")
+    )
+
+
+def lint(env, nccl_version=None, link_layer=None, strict=False):
+    """Check a {name: value} dict. Returns (errors, warnings), each a list of {variable, value, message}.
+
+    ``nccl_version`` (e.g. '2.28.9') enables since/removed checks against that version; ``link_layer``
+    ('InfiniBand' or 'Ethernet') enables the NCCL_IB_GID_INDEX-on-InfiniBand check; ``strict`` makes an
+    unknown ``NCCL_*`` name an error (by default a warning, unless it is one typo away from a known name).
+    """
+    errors, warnings = [], []
+    version = parse_version(nccl_version) if nccl_version else None
+    values = {}
+    for name in sorted(env or {}):
+        raw = env[name]
+        text = to_text(raw)
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            errors.append(_issue(name, text, "%r is not a valid environment variable name" % (name,)))
+            continue
+        if text is None:
+            errors.append(_issue(name, text, "%s has no value: give one or remove it" % name))
+            continue
+        if isinstance(raw, (list, dict)):
+            errors.append(_issue(name, text, "%s must be a scalar, not a %s" % (name, type(raw).__name__)))
+            continue
+        if "\n" in text or "\r" in text:
+            errors.append(_issue(name, text, "%s contains a line break, which a KEY=VALUE file cannot hold" % name))
+            continue
+        if name in FOREIGN:
+            warnings.append(_issue(name, text, "%s %s" % (name, FOREIGN[name])))
+            continue
+        entry = VARIABLES.get(name)
+        if entry is None:
+            if name.startswith("NCCL_"):
+                severity, issue = _unknown_name(name, text, strict)
+                (errors if severity == "error" else warnings).append(issue)
+            else:
+                warnings.append(
+                    _issue(name, text, "%s is not an NCCL variable: NCCL's config file would still export it" % name)
+                )
+            continue
+        values[name] = text
+        if entry.get("removed"):
+            message = "%s was removed in NCCL %s" % (name, entry["removed"])
+            if entry.get("replacement"):
+                message += ": use %s instead" % entry["replacement"]
+            if version is not None and version < parse_version(entry["removed"]):
+                warnings.append(_issue(name, text, message + " (your NCCL %s still reads it)" % nccl_version))
+            else:
+                errors.append(_issue(name, text, message + "; NCCL ignores it"))
+            continue
+        if entry.get("deprecated"):
+            message = "%s is deprecated since NCCL %s" % (name, entry["deprecated"])
+            if entry.get("replacement"):
+                message += ": use %s instead" % entry["replacement"]
+            warnings.append(_issue(name, text, message))
+        if version is not None and entry.get("since") and version < parse_version(entry["since"]):
+            warnings.append(
+                _issue(
+                    name,
+                    text,
+                    "%s appeared in NCCL %s: NCCL %s ignores it" % (name, entry["since"], nccl_version),
+                )
+            )
+        errs, warns = _check_value(name, entry, text)
+        for message in errs:
+            errors.append(_issue(name, text, "%s=%s %s" % (name, text, message)))
+        for message in warns:
+            warnings.append(_issue(name, text, "%s=%s %s" % (name, text, message)))
+        if errs:
+            continue
+        if entry.get("warn_always"):
+            warnings.append(
+                _issue(name, text, "%s is forced to %s: %s Leave it unset in production." % (name, text, entry["note"]))
+            )
+        warn_values = entry.get("warn_values")
+        if warn_values and text.upper() in warn_values:
+            warnings.append(
+                _issue(
+                    name,
+                    text,
+                    "%s=%s is a debugging setting: remove it once the investigation is over" % (name, text),
+                )
+            )
+        elif name in _DEBUG_LEFT_ON:
+            warnings.append(
+                _issue(name, text, "%s is a debugging setting left on: remove it once the investigation is over" % name)
+            )
+    _cross_checks(values, errors, warnings, (version, nccl_version, link_layer))
+    return errors, warnings
+
+
+def _int_or_none(text):
+    value, problem, _note = _parse_int(text) if text is not None else (None, "absent", None)
+    return None if problem else value
+
+
+def _cross_checks(values, errors, warnings, context):
+    version, nccl_version, link_layer = context
+    hca = values.get("NCCL_IB_HCA")
+    if hca and not _check_hca(hca):
+        hca_errors, hca_warnings = _hca_checks(hca)
+        for message in hca_errors:
+            errors.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
+        for message in hca_warnings:
+            warnings.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
+    gid = values.get("NCCL_IB_GID_INDEX")
+    gid_value = _int_or_none(gid)
+    if gid is not None and gid_value is not None and gid_value != -1:
+        if link_layer == "InfiniBand":
+            warnings.append(
+                _issue(
+                    "NCCL_IB_GID_INDEX",
+                    gid,
+                    "NCCL_IB_GID_INDEX=%s is set on InfiniBand ports, where GIDs play no part in addressing: remove it"
+                    % gid,
+                )
+            )
+        elif version is None or version >= (2, 21, 0):
+            which = ("NCCL %s" % nccl_version) if version is not None else "NCCL >= 2.21"
+            warnings.append(
+                _issue(
+                    "NCCL_IB_GID_INDEX",
+                    gid,
+                    "NCCL_IB_GID_INDEX=%s pins the GID, but %s picks the RoCE v2 GID itself "
+                    "(NCCL_IB_ADDR_FAMILY/NCCL_IB_ROCE_VERSION_NUM): remove it unless NCCL is older than 2.21"
+                    % (gid, which),
+                )
+            )
+    nthreads = _int_or_none(values.get("NCCL_SOCKET_NTHREADS"))
+    nsocks = _int_or_none(values.get("NCCL_NSOCKS_PERTHREAD"))
+    if nthreads and nsocks and nthreads * nsocks > 64:
+        errors.append(
+            _issue(
+                "NCCL_NSOCKS_PERTHREAD",
+                values["NCCL_NSOCKS_PERTHREAD"],
+                "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = %d exceeds NCCL's limit of 64: lower one of them"
+                % (nthreads * nsocks),
+            )
+        )
+    low, high = _int_or_none(values.get("NCCL_MIN_CTAS")), _int_or_none(values.get("NCCL_MAX_CTAS"))
+    if low and high and low > high:
+        errors.append(
+            _issue(
+                "NCCL_MIN_CTAS",
+                values["NCCL_MIN_CTAS"],
+                "NCCL_MIN_CTAS=%s is above NCCL_MAX_CTAS=%s: make the minimum <= the maximum" % (low, high),
+            )
+        )
+    timeout = _int_or_none(values.get("NCCL_IB_TIMEOUT"))
+    if timeout == 0:
+        warnings.append(
+            _issue("NCCL_IB_TIMEOUT", "0", "NCCL_IB_TIMEOUT=0 means an infinite timeout: a dead link hangs the job")
+        )
+    tc = _int_or_none(values.get("NCCL_IB_TC"))
+    if tc is not None and 0 <= tc <= 255 and tc & 3 == 3:
+        warnings.append(
+            _issue(
+                "NCCL_IB_TC",
+                values["NCCL_IB_TC"],
+                "NCCL_IB_TC=%s has both ECN bits set (CE, 'congestion experienced') on every packet: "
+                "use DSCP << 2 | 2 (ECT0) or | 1 (ECT1), e.g. %s" % (tc, (tc >> 2) << 2 | 2),
+            )
+        )
+    if values.get("NCCL_IB_DISABLE") == "1":
+        for name in ("NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_TIMEOUT"):
+            if name in values:
+                warnings.append(
+                    _issue(name, values[name], "%s has no effect: NCCL_IB_DISABLE=1 turns IB/RoCE off" % name)
+                )
+        if (values.get("NCCL_NET") or "").upper() == "IB":
+            errors.append(
+                _issue(
+                    "NCCL_NET",
+                    values["NCCL_NET"],
+                    "NCCL_NET=IB contradicts NCCL_IB_DISABLE=1: NCCL would fail to find its network; drop one",
+                )
+            )
+
+
+# --- KEY=VALUE files ---------------------------------------------------------------------------
+
+
+def parse_conf(text):
+    """Parse an nccl.conf as NCCL does. Returns (env, problems).
+
+    env: {name: value} as NCCL would see it (first occurrence wins). problems: a list of
+    {line, variable, value, message, severity ('error'|'warning')} for what NCCL would read
+    differently from what the author meant.
+    """
+    env = {}
+    first_line = {}
+    problems = []
+
+    def problem(lineno, severity, variable, value, message):
+        problems.append(
+            {"line": lineno, "severity": severity, "variable": variable, "value": value, "message": message}
+        )
+
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = raw
+        if line.endswith("\r"):
+            line = line[:-1]
+            problem(
+                lineno,
+                "warning",
+                None,
+                None,
+                "line %d ends in CR (a DOS line end): NCCL before 2.27 keeps the CR in the value" % lineno,
+            )
+        if line.startswith("#") or line == "":
+            continue
+        if "=" not in line:
+            if line.strip():
+                severity = "warning" if line.strip().startswith("#") else "error"
+                problem(lineno, severity, None, line, "line %d has no '=': NCCL skips it" % lineno)
+            continue
+        name, value = line.split("=", 1)
+        if name.strip().startswith("#"):
+            problem(
+                lineno,
+                "error",
+                None,
+                line,
+                "line %d: a comment must start in column 1 ('#' first), or NCCL reads it as a variable" % lineno,
+            )
+            continue
+        if name.startswith("export "):
+            problem(
+                lineno,
+                "error",
+                name,
+                value,
+                "line %d starts with 'export': NCCL would set a variable named %r; write %s=%s"
+                % (lineno, name, name[len("export ") :].strip(), value),
+            )
+            continue
+        if name != name.strip():
+            problem(
+                lineno,
+                "error",
+                name.strip(),
+                value,
+                "line %d: NCCL keeps the spaces around the name, so %r is not %s: remove the spaces"
+                % (lineno, name, name.strip()),
+            )
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            problem(
+                lineno,
+                "error",
+                name,
+                value,
+                "line %d: NCCL does not strip quotes, so %s would be %s with the quotes: remove them"
+                % (lineno, name, value),
+            )
+        elif " #" in value or "\t#" in value:
+            problem(
+                lineno,
+                "error",
+                name,
+                value,
+                "line %d: NCCL has no end-of-line comments, so %s would be %r: move the comment to its own line"
+                % (lineno, name, value),
+            )
+        if name in first_line:
+            problem(
+                lineno,
+                "warning",
+                name,
+                value,
+                "line %d sets %s again: NCCL keeps the first value (line %d) and ignores this one"
+                % (lineno, name, first_line[name]),
+            )
+            continue
+        first_line[name] = lineno
+        env[name] = value
+    return env, problems
+
+
+def lint_conf(text, nccl_version=None, link_layer=None, strict=False):
+    """parse_conf + lint; file problems become errors/warnings too (with 'line')."""
+    env, problems = parse_conf(text)
+    errors, warnings = lint(env, nccl_version=nccl_version, link_layer=link_layer, strict=strict)
+    first_line = {}
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        name = raw.split("=", 1)[0] if "=" in raw and not raw.startswith("#") else None
+        if name and name not in first_line:
+            first_line[name] = lineno
+    for issue in errors + warnings:
+        if issue["variable"] in first_line:
+            issue["line"] = first_line[issue["variable"]]
+    for item in problems:
+        issue = {"variable": item["variable"], "value": item["value"], "message": item["message"], "line": item["line"]}
+        (errors if item["severity"] == "error" else warnings).append(issue)
+    return env, errors, warnings
+
+
+HEADER = "# Managed by Ansible (ibtune.fabric.nccl_env): local edits are overwritten."
+
+
+def render_conf(env, header=HEADER):
+    """KEY=VALUE lines, sorted by name, as NCCL reads them (no quotes, no export)."""
+    lines = [header] if header else []
+    for name in sorted(env):
+        lines.append("%s=%s" % (name, to_text(env[name])))
+    return "\n".join(lines) + "\n"
+
+
+# --- What the nccl_env role writes -------------------------------------------------------------
+
+PROFILE_LINK_LAYERS = {"ib": "InfiniBand", "roce": "Ethernet", "socket": ""}
+# The QoS variable each profile takes from the QoS model, and the model mode it belongs to.
+PROFILE_QOS = {"ib": ("NCCL_IB_SL", "infiniband"), "roce": ("NCCL_IB_TC", "roce_lossless"), "socket": (None, None)}
+# From 2.21 NCCL picks the RoCE v2 GID itself; before, its default GID index 0 is the RoCE v1 link-local GID.
+AUTO_GID_SINCE = (2, 21, 0)
+
+
+class NcclEnvPlanError(ValueError):
+    """Raised with one sentence naming what, where and the fix."""
+
+
+def profile_for(profile, fabric=None):
+    """nccl_env_profile, or (when empty) the one the fabric's link layer implies: Ethernet -> roce, else ib."""
+    if profile:
+        return profile
+    link_layer = (fabric or {}).get("link_layer")
+    if link_layer in (None, ""):
+        return "ib"
+    if link_layer not in ("InfiniBand", "Ethernet"):
+        raise NcclEnvPlanError(
+            "ibtune_fabric.link_layer=%r is not InfiniBand or Ethernet: fix ibtune_fabric or set nccl_env_profile."
+            % (link_layer,)
+        )
+    return "roce" if link_layer == "Ethernet" else "ib"
+
+
+def active_ports(rdma, link_layer):
+    """['dev:port', ...] of the ACTIVE LinkUp ports of one link layer in ib_facts' ibtune_rdma, sorted."""
+    return sysfs_active_ports((rdma or {}).get("devices") or {}, link_layer)
+
+
+def roce_gid_index(rdma, ports):
+    """The one RoCE v2 IPv4 GID index shared by the ports (NCCL_IB_GID_INDEX is one value for all of them)."""
+    devices = (rdma or {}).get("devices") or {}
+    found = {}
+    for name in ports:
+        dev, port = name.split(":", 1)
+        found[name] = ((devices.get(dev) or {}).get("ports") or {}).get(port, {}).get("roce_v2_ipv4_gid_index")
+    missing = sorted(n for n, index in found.items() if index is None)
+    if missing:
+        raise NcclEnvPlanError(
+            "RoCE port%s %s ha%s no RoCE v2 IPv4 GID, and NCCL before 2.21 needs NCCL_IB_GID_INDEX set to one: "
+            "give the port's netdev an IPv4 address, or set NCCL_IB_GID_INDEX in nccl_env_vars."
+            % ("s" if len(missing) > 1 else "", ", ".join(missing), "ve" if len(missing) > 1 else "s")
+        )
+    indexes = sorted(set(found.values()))
+    if len(indexes) > 1:
+        raise NcclEnvPlanError(
+            "the RoCE ports have their RoCE v2 IPv4 GID at different indexes (%s), but NCCL_IB_GID_INDEX is one "
+            "value for all of them: make the ports agree, or set NCCL_IB_GID_INDEX in nccl_env_vars."
+            % ", ".join("%s: %s" % (n, found[n]) for n in sorted(found))
+        )
+    return indexes[0] if indexes else None
+
+
+def plan_env(
+    profile,
+    profile_vars,
+    overrides=None,
+    rdma=None,
+    default_interface=None,
+    socket_ifname="",
+    qos_env=None,
+    derive_hca=True,
+    nccl_version=None,
+):
+    """The variables the nccl_env role writes, in order of precedence: the profile's base variables, what is
+    derived (NCCL_IB_HCA from the active ports of the profile's link layer, NCCL_SOCKET_IFNAME from the default
+    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, then
+    the user's overrides (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
+    """
+    if profile not in PROFILE_LINK_LAYERS:
+        raise NcclEnvPlanError("nccl_env_profile=%r is not ib, roce or socket: pick one of those." % (profile,))
+    if profile not in (profile_vars or {}):
+        raise NcclEnvPlanError("nccl_env_profile_vars has no entry for profile %s: add one (it may be {})." % profile)
+    overrides = overrides or {}
+    link_layer = PROFILE_LINK_LAYERS[profile]
+    ports = active_ports(rdma, link_layer) if profile != "socket" and derive_hca else []
+    layers = [("profile", dict(profile_vars[profile] or {}))]
+    derived = {}
+    if ports:
+        derived["NCCL_IB_HCA"] = "=" + ",".join(ports)
+    if socket_ifname:
+        derived["NCCL_SOCKET_IFNAME"] = socket_ifname
+    elif default_interface and default_interface != "lo":
+        derived["NCCL_SOCKET_IFNAME"] = "=" + default_interface
+    version = parse_version(nccl_version) if nccl_version else None
+    gid_index = None
+    if (
+        profile == "roce"
+        and ports
+        and version is not None
+        and version < AUTO_GID_SINCE
+        and "NCCL_IB_GID_INDEX" not in overrides
+    ):
+        gid_index = roce_gid_index(rdma, ports)
+        derived["NCCL_IB_GID_INDEX"] = str(gid_index)
+    layers.append(("derived", derived))
+    qos_name = PROFILE_QOS[profile][0]
+    layers.append(("qos", {k: v for k, v in (qos_env or {}).items() if k == qos_name}))
+    layers.append(("override", overrides))
+    env, sources = {}, {}
+    for source, values in layers:
+        for name, value in values.items():
+            if value is None:
+                env.pop(name, None)
+                sources.pop(name, None)
+            else:
+                env[name] = to_text(value)
+                sources[name] = source
+    return {"env": env, "link_layer": link_layer, "hca_ports": ports, "gid_index": gid_index, "sources": sources}

@@ -1,0 +1,371 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure helpers for perftest's latency tools (ib_write_lat, ib_read_lat, ib_send_lat).
+
+``parse_lat_text(output)`` reads the console report of every layout perftest prints. The headers,
+as defined in linux-rdma/perftest src/perftest_parameters.h (read at 00b55b6, 2026-07):
+
+- iterations mode, perftest 3.x+ (commit 1ccb3fd, 2016-07, "Extra measurements in latency tests";
+  ``RESULT_FMT_LAT``, perftest_parameters.h line 209, rows ``REPORT_FMT_LAT`` line 243; one line in
+  perftest, wrapped here)::
+
+     #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]
+        99% percentile[usec]   99.9% percentile[usec]
+     2       1000          0.96           1.25         0.98               0.98          0.01
+        1.00                    1.25
+
+- iterations mode before 1ccb3fd (still shipped by old distribution perftest builds)::
+
+     #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]
+     2       1000          2.57           15.38        2.66
+
+- duration mode ``-D`` (``RESULT_FMT_LAT_DUR`` line 211, rows ``REPORT_FMT_LAT_DUR`` line 248, since
+  commit 8e3996d, 2016-07, "Add transactions per second to latency tests"; before it the header had
+  ``t_avg[usec]`` only)::
+
+     #bytes        #iterations       t_avg[usec]    tps average
+     2             1008430           2.97           168068.16
+
+- ``--output=latency``: the whole report is one number, the average latency (``printf("%lf\\n",
+  average)`` in print_report_lat / print_report_lat_duration, src/perftest_parameters.c lines 5194 and
+  5238).
+
+With ``--cpu_util`` (duration only) a ``CPU_Util[%]`` column follows (``RESULT_EXT_CPU_UTIL``).
+The values are what perftest printed (usec; with ``-C``/``--report-cycles`` perftest prints cycles
+under the same ``[usec]`` header, which no parser can tell apart: do not pass ``-C``). ``t_typical`` is
+the median, ``t_avg`` the mean, both over the sorted samples without the two largest
+(``LAT_MEASURE_TAIL``); the percentiles are samples of that sorted array.
+
+Headline: the SMALLEST message size of the table. The latency of a link is quoted at small messages
+(perftest's default size is 2 bytes, DEF_SIZE_LAT); with ``-a`` the large sizes measure bandwidth,
+so a gate in microseconds applies to the smallest size. Every size is in ``rows``.
+
+The server side of ib_read_lat prints no table (src/read_lat.c: only the client posts reads); the
+server sides of ib_write_lat and ib_send_lat print the same table as their clients.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import re
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+
+TESTS = ("write", "read", "send")
+DEFAULT_SIZE = 2  # DEF_SIZE_LAT
+DEFAULT_ITERATIONS = 1000  # DEF_ITERS
+MIN_ITERATIONS = 5  # MIN_ITER
+
+# Every value a row can carry, in microseconds unless named otherwise.
+ROW_KEYS = (
+    "msg_size",
+    "iterations",
+    "t_min_us",
+    "t_max_us",
+    "t_typical_us",
+    "t_avg_us",
+    "t_stdev_us",
+    "p99_us",
+    "p999_us",
+    "tps_avg",
+    "cpu_util_pct",
+)
+
+# Layout names, by the set of columns a header has.
+FORMATS = {
+    "iterations": "t_min, t_max, t_typical, t_avg, t_stdev, 99% and 99.9% percentiles (perftest 3.x+)",
+    "iterations_old": "t_min, t_max, t_typical only (perftest before 2016-07)",
+    "duration": "-D: t_avg and tps average",
+    "duration_old": "-D: t_avg only (perftest before 2016-07)",
+    "average_only": "--output=latency: one number, the average",
+}
+
+_SEPARATOR_RE = re.compile(r"^\s*-{10,}\s*$")
+_HEADER_RE = re.compile(r"^\s*#bytes\b")
+# "#bytes", "t_min[usec]", "99.9% percentile[usec]", "tps average", "CPU_Util[%]"
+_COLUMN_RE = re.compile(r"#\w+|\d+(?:\.\d+)?%\s*percentile\s*\[[^\]]*\]|tps\s+average|[A-Za-z_][\w ]*?\[[^\]]*\]")
+_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+_NONFINITE_RE = re.compile(r"(?i)^-?(?:nan|inf(?:inity)?)$")
+_AVERAGE_ONLY_RE = re.compile(r"^\s*(\d+\.\d+)\s*$")
+_TITLE_RE = re.compile(r"^\s*(?P<title>[A-Za-z_]+(?: [A-Za-z_]+)*? Latency Test)\s*$")
+_UNIT_RE = re.compile(r"\[(?P<unit>[^\]]+)\]")
+
+
+def _column_key(name):
+    low = re.sub(r"\s+", "", name.lower())
+    if low == "#bytes":
+        return "msg_size"
+    if low == "#iterations":
+        return "iterations"
+    if low.startswith("99.9%"):
+        return "p999_us"
+    if low.startswith("99%"):
+        return "p99_us"
+    if low == "tpsaverage":
+        return "tps_avg"
+    if low.startswith("cpu_util"):
+        return "cpu_util_pct"
+    match = re.match(r"^t_(min|max|typical|avg|stdev)\[", low)
+    if match:
+        return "t_%s_us" % match.group(1)
+    return low.lstrip("#")
+
+
+def _format_of(columns):
+    cols = set(columns)
+    if "t_typical_us" in cols:
+        return "iterations" if "p99_us" in cols else "iterations_old"
+    if "t_avg_us" in cols:
+        return "duration" if "tps_avg" in cols else "duration_old"
+    return None
+
+
+def empty_result():
+    return {
+        "format": None,
+        "columns": [],
+        "rows": [],
+        "headline": None,
+        "unit": None,
+        "test_title": None,
+        "device": None,
+        "transport": None,
+        "link_type": None,
+        "gid_index": None,
+        "mtu": None,
+        "connection_type": None,
+        "server_banner": False,
+        "remote_seen": False,
+        "header": {},
+        "warnings": [],
+    }
+
+
+def empty_row():
+    return dict((key, None) for key in ROW_KEYS)
+
+
+def _make_row(columns, tokens):
+    row = empty_row()
+    for key, text in zip(columns, tokens):
+        if key not in row:
+            continue
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError("%s is not a finite number" % key)
+        row[key] = int(value) if key in ("msg_size", "iterations") else value
+    return row
+
+
+def parse_lat_text(output):
+    """Parse a perftest latency report (stdout, or stdout+stderr) into a dict; never raises.
+
+    Returns ``format`` (a key of FORMATS, None without a table), ``columns``, ``rows`` (one per
+    message size in the order printed, every ROW_KEYS key, None where the layout has no such
+    column), ``headline`` (the smallest size's row), ``unit`` (``usec``), the header facts perftest's
+    bandwidth parser reads (device, link_type, transport, gid_index, mtu, connection_type,
+    server_banner, remote_seen, header), the test title ("RDMA_Write Latency Test") and warning lines
+    (also those printed inside the table, e.g. "Conflicting CPU frequency values detected").
+    """
+    result = empty_result()
+    if not output:
+        return result
+    if isinstance(output, bytes):
+        output = output.decode("utf-8", "replace")
+    output = str(output)
+    facts = perftest.parse_text(output)  # the parameter block is the same in bw and lat tools
+    for key in ("device", "transport", "link_type", "gid_index", "mtu", "connection_type"):
+        result[key] = facts.get(key)
+    result["header"] = dict(facts.get("header") or {})
+    result["server_banner"] = bool(facts.get("server_banner"))
+    result["remote_seen"] = bool(facts.get("remote_seen"))
+    warnings = list(facts.get("warnings") or [])
+
+    columns = None
+    seen = {}
+    average_only = None
+    for raw in output.splitlines():
+        line = raw.replace("\t", " ").rstrip()
+        stripped = line.strip()
+        if not stripped or _SEPARATOR_RE.match(line):
+            continue
+        if _HEADER_RE.match(line):
+            names = _COLUMN_RE.findall(stripped)
+            keys = [_column_key(n) for n in names]
+            fmt = _format_of(keys)
+            if fmt:  # a latency header (a bandwidth one has no t_* column)
+                columns = keys
+                result["columns"] = keys
+                result["format"] = fmt
+                for name in names:
+                    unit = _UNIT_RE.search(name)
+                    if unit and name.lower().startswith("t_"):
+                        result["unit"] = unit.group("unit").strip()
+                        break
+            continue
+        title = _TITLE_RE.match(line)
+        if title:
+            result["test_title"] = title.group("title")
+            continue
+        tokens = stripped.split()
+        if columns is None:
+            match = _AVERAGE_ONLY_RE.match(stripped)
+            if match:
+                average_only = float(match.group(1))
+            continue
+        if len(tokens) != len(columns) or not _NUMBER_RE.match(tokens[0]):
+            continue
+        if not all(_NUMBER_RE.match(t) for t in tokens):
+            if all(_NUMBER_RE.match(t) or _NONFINITE_RE.match(t) for t in tokens):
+                warnings.append("result row with a non-finite value skipped: %s" % stripped)
+            continue
+        try:
+            row = _make_row(columns, tokens)
+        except (ValueError, OverflowError):
+            warnings.append("result row with a non-finite value skipped: %s" % stripped)
+            continue
+        size = row["msg_size"]
+        if size in seen:
+            if seen[size] != row:
+                warnings.append("two different result rows for %d bytes: kept the first" % size)
+            continue
+        seen[size] = row
+        result["rows"].append(row)
+
+    if not result["rows"] and result["format"] is None and average_only is not None:
+        row = empty_row()
+        row["t_avg_us"] = average_only
+        result.update(format="average_only", columns=["t_avg_us"], rows=[row], unit="usec")
+    result["warnings"] = list(dict.fromkeys(warnings))
+    if result["rows"]:
+        sized = [r for r in result["rows"] if r["msg_size"] is not None]
+        result["headline"] = min(sized, key=lambda r: r["msg_size"]) if sized else result["rows"][0]
+    return result
+
+
+def headline_latency(row):
+    """(value_us, basis): the typical (median) latency, else the average where only it is printed."""
+    if not row:
+        return None, None
+    if row.get("t_typical_us") is not None:
+        return row["t_typical_us"], "t_typical"
+    if row.get("t_avg_us") is not None:
+        return row["t_avg_us"], "t_avg"
+    return None, None
+
+
+def format_us(value):
+    return "%.2f" % float(value)
+
+
+# --------------------------------------------------------------------------------------------
+# gate (the thresholds themselves are gate.judge_latency's)
+
+
+def _finite(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def check_gate_options(max_typical_us=None, max_p99_us=None, duration=None):
+    """Problems (sentences) with the latency gate settings, checked before anything runs."""
+    problems = []
+    for name, value in (("max_typical_us", max_typical_us), ("max_p99_us", max_p99_us)):
+        if value is not None and (_finite(value) is None or float(value) <= 0):
+            problems.append("%s=%r must be a finite number of microseconds above 0" % (name, value))
+    if max_p99_us is not None and duration:
+        problems.append(
+            "max_p99_us cannot be checked with duration (-D): perftest prints only the average then; "
+            "use iterations instead"
+        )
+    return problems
+
+
+def verdict(measured, max_typical_us=None, max_p99_us=None):
+    """Judge a measurement (testkinds.measurement's keys) against the ceilings.
+
+    Returns {passed, failure_kind, failure, threshold_us, unchecked}: ``unchecked`` names a ceiling
+    that could not be applied because this perftest printed no such column (the old layout has no
+    percentiles); gate.judge_latency decides the rest (the typical latency, or the average where
+    only it is printed, against max_typical_us; p99 against max_p99_us).
+    """
+    unchecked = []
+    if max_p99_us is not None and measured.get("p99_us") is None:
+        unchecked.append("max_p99_us (this perftest printed no 99% percentile)")
+    passed, kind, sentence, threshold = gate.judge_latency(
+        measured.get("latency_us"), measured.get("p99_us"), max_typical_us, max_p99_us
+    )
+    if sentence and measured.get("latency_basis") == "t_avg":
+        sentence = sentence.replace("typical latency", "average latency (no typical printed)")
+    return {
+        "passed": passed,
+        "failure_kind": kind,
+        "failure": sentence,
+        "threshold_us": threshold,
+        "unchecked": unchecked,
+    }
+
+
+GATE_HINT = "check the link's error counters (ib_counters), its rate and the peer, and that no other traffic shares it"
+
+
+def summary(where, measured):
+    """'ib_write_lat mlx5_0:1 -> node1: typical 0.98 us, p99 1.00 us at 2 B'."""
+    parts = []
+    if measured.get("latency_us") is not None:
+        word = "typical" if measured.get("latency_basis") == "t_typical" else "average"
+        parts.append("%s %s us" % (word, format_us(measured["latency_us"])))
+    if measured.get("p99_us") is not None:
+        parts.append("p99 %s us" % format_us(measured["p99_us"]))
+    text = "%s: %s" % (where, ", ".join(parts) or "no latency printed")
+    if measured.get("msg_size") is not None:
+        text += " at %s B" % measured["msg_size"]
+    return text
+
+
+def judge_side(where, test, measured, has_table, max_typical_us=None, max_p99_us=None):
+    """The outcome of a side that ran cleanly: {passed, failure, threshold_us, warnings, msg}.
+
+    A side without a table (the server of ib_read_lat, which testkinds.classify_failure let through)
+    passes with nothing to gate; else verdict() decides and ``msg`` is the one-line summary (with the
+    failed ceiling's sentence, or the ceilings met).
+    """
+    if not has_table:
+        return {
+            "passed": True,
+            "failure": None,
+            "threshold_us": max_typical_us,
+            "warnings": [],
+            "msg": "%s: served its client (the client measures %s)" % (where, test),
+        }
+    judged = verdict(measured, max_typical_us, max_p99_us)
+    text = summary(where, measured)
+    out = {
+        "passed": bool(judged["passed"]),
+        "failure": None,
+        "threshold_us": judged["threshold_us"],
+        "warnings": ["%s not checked" % u for u in judged["unchecked"]],
+    }
+    if not judged["passed"]:
+        out["failure"] = {"kind": judged["failure_kind"], "message": judged["failure"], "hint": GATE_HINT}
+        out["msg"] = "%s: %s" % (text, judged["failure"])
+        return out
+    ceilings = [
+        "%s %s us" % (name, _fmt(value))
+        for name, value in (("max_typical_us", max_typical_us), ("max_p99_us", max_p99_us))
+        if value is not None and not any(u.startswith(name) for u in judged["unchecked"])
+    ]
+    out["msg"] = text + (", within %s" % " and ".join(ceilings) if ceilings else "")
+    return out
+
+
+def _fmt(value):
+    value = float(value)
+    return ("%d" % value) if value.is_integer() else ("%g" % value)

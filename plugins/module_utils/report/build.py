@@ -1,0 +1,377 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric validation report: build_report() puts the verdict together; one module per concern.
+
+  report_normalize  shape and types of the inputs (the absolute gate is gate.py's, applied before)
+  report_verdict    peer-relative gate, systemic verdict, per-host verdict
+  report_localize   suspect nodes and links
+  report_baseline   regressions against the per-link baseline, baseline update
+  report_render     report.json, junit.xml, summary.md, ibtune.prom (report_html: report.html)
+
+Pure functions (no Ansible imports); the fabric_report module is the thin wrapper (report_module).
+
+Pair result (one per measured pair and rail, as the join hands them over, already gated):
+  {server, server_device, server_port, client, client_device, client_port, test, kind, rail,
+   bw_avg_gbps, bw_peak_gbps, threshold_gbps | t_typical_us, p99_us, threshold_us, passed, failure,
+   failure_kind, round, pass (1 first pass, 2 retest), duration_s}
+Counter violation (ib_counters, plus the host):
+  {host, device, port, counter, before, after, delta, allowed, category}
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import gc
+import math
+import time
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import find_regressions
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
+    link_text,
+    node_text,
+    regression_text,
+    switch_violation_text,
+    violation_text,
+)
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.topology import apply as apply_topology
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict import (
+    host_verdicts,
+    line_rate_of,
+    normalize_host_failures,
+    peer_gate,
+    systemic_cause,
+    unmeasured_hosts,
+)
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import localize
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
+    figures_text,
+    fmt_gbps,
+    int_or,
+    normalize_results,
+    normalize_violation,
+    pair_label,
+)
+
+MESSAGE_ITEMS = 10  # culprits named in the failure message before "and N more"
+
+
+# failed_hosts kinds that other message items already name (the culprits, counters, regressions)
+# host failure kinds the message already names through a suspect, a violation or a regression; a missing rail is
+# a host failure of the plan (no pair result exists for it), so it is named as the host's failure
+NAMED_ELSEWHERE = frozenset(("bad_node", "suspect_node", "counters", "bad_link", "regression"))
+NAMED_PAIR_KINDS = frozenset(("missing_rail", "invalid"))  # failed pairs localization leaves out, named as pairs
+
+
+def failure_message(report):
+    if report.get("systemic"):
+        return "Fabric validation failed: %s" % report["systemic"]
+    items = list(report.get("problems") or [])
+    items += [
+        "%s (%s): %s" % (h["host"], h["failure_kind"], h["reason"])
+        for h in report.get("failed_hosts") or []
+        if h["failure_kind"] not in NAMED_ELSEWHERE
+    ]
+    items += [f["msg"] for f in report.get("topology_findings") or [] if f.get("severity") == "error"]
+    items += [x["text"] for x in report.get("suspect_cables") or []]
+    items += [link_text(x) for x in report["suspect_links"]]
+    items += [node_text(x) for x in report["suspect_nodes"]]
+    items += [violation_text(x) for x in report["counter_violations"]]
+    items += [switch_violation_text(x) for x in report.get("switch_counter_violations") or []]
+    items += [regression_text(x) for x in report["regressions"]]
+    items += [
+        "%s %s: %s" % (pair_label(r), r["test"], r["failure"])
+        for r in report["failed_pairs"]
+        if r["failure_kind"] in NAMED_PAIR_KINDS
+    ]
+    if not items and report["failed_pairs"]:
+        items = ["%s %s: %s" % (pair_label(r), r["test"], figures_text(r)) for r in report["failed_pairs"]]
+    more = len(items) - MESSAGE_ITEMS
+    text = "; ".join(items[:MESSAGE_ITEMS])
+    if more > 0:
+        text += "; and %d more (see summary.md)" % more
+    return "Fabric validation failed: %s" % text
+
+
+def _iso(ts):
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _finite_or_none(value, name, low, high=None, low_open=False):
+    """Setting check: None, or a finite number in [low, high] ((low, high] with low_open)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    bad = (
+        not math.isfinite(number)
+        or number < low
+        or (low_open and number == low)
+        or (high is not None and number > high)
+    )
+    if bad:
+        span = "%s %s" % ("above" if low_open else "from", low) + ("" if high is None else " to %s" % high)
+        raise ValueError("%s must be a finite number %s, got %r" % (name, span, value))
+    return number
+
+
+def _regression_failure(reg):
+    return "%s < %d%% of its baseline %s (median of its last runs): a regression" % (
+        fmt_gbps(reg["bw_avg_gbps"]),
+        round(100 * (1 - reg["tolerance"])),
+        fmt_gbps(reg["baseline_gbps"]),
+    )
+
+
+def _host_problems(results, seen, expected, host_failures, min_hosts):
+    """Sentences for a run that validated too few hosts to mean anything (`seen`: hosts in a result)."""
+    failed_before = unmeasured_hosts(host_failures)
+    validated = seen - failed_before
+    left = sorted(set(expected) - failed_before) if expected else sorted(validated)
+    if not results:
+        text = "no pair result: no link was measured"
+        parts = []
+        if expected:
+            parts.append("%d expected host%s" % (len(expected), "" if len(expected) == 1 else "s"))
+        if failed_before:
+            parts.append("%d failed before measuring" % len(failed_before))
+        if expected and len(left) < min_hosts:
+            parts.append("%d left to validate, fewer than min_hosts %d" % (len(left), min_hosts))
+        if parts:
+            text += " (%s)" % ", ".join(parts)
+        return [text + ": validation needs at least two reachable hosts with an RDMA port, fix the failed hosts"]
+    if len(validated) < min_hosts:
+        return [
+            "only %d host%s validated (%s), fewer than min_hosts %d: fix the failed hosts or lower min_hosts"
+            % (len(validated), "" if len(validated) == 1 else "s", ", ".join(sorted(validated)[:5]), min_hosts)
+        ]
+    return []
+
+
+def build_report(
+    results,
+    counter_violations=None,
+    saturated=None,
+    baseline=None,
+    regression_tolerance=0.1,
+    min_gbps=None,
+    run_id=None,
+    now=None,
+    expected_hosts=None,
+    host_failures=None,
+    min_hosts=2,
+    min_peer_fraction=0.9,
+    line_rate_gbps=None,
+    in_place=False,
+    topology=None,
+):
+    """The whole verdict as one JSON-able dict (report.json); renderers turn it into the other files.
+
+    ``results`` come already gated (gate.py): the report never re-decides a pair's absolute gate; it
+    adds the peer-relative gate (``min_peer_fraction`` x the median of the same kind, test and rail,
+    0 turns it off), the baseline regression, the systemic verdict and the per-host verdict over
+    ``expected_hosts`` and ``host_failures``. ``min_gbps`` and ``line_rate_gbps`` are only checked
+    (gate.check_thresholds) and used to name a systemic cause. ``in_place`` normalises the result
+    dicts without copying them. ``topology`` (the fabric_validate topology stage's compact fabric,
+    report_topology.py) adds suspect_cables, host_order and switch_counter_violations (these fail the run).
+    Raises ValueError (one sentence) on bad settings or inputs.
+    """
+    # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
+    # collector's passes cost a fifth of the time (1024 hosts x 8 rails): it is paused meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _build_report(
+            results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
+            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology,
+        )  # fmt: skip
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _build_report(
+    results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
+    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology=None,
+):  # fmt: skip
+    tolerance = float(regression_tolerance)
+    if not 0.0 <= tolerance < 1.0:
+        raise ValueError("regression_tolerance must be >= 0 and < 1 (0.1 = 10%% below baseline), got %r" % tolerance)
+    problems = check_thresholds(min_gbps=min_gbps)
+    if problems:
+        raise ValueError("; ".join(problems))
+    if isinstance(min_hosts, bool) or not isinstance(min_hosts, int) or min_hosts < 1:
+        raise ValueError("min_hosts must be an integer >= 1, got %r" % (min_hosts,))
+    fraction = _finite_or_none(min_peer_fraction, "min_peer_fraction", 0.0, 1.0)
+    line_rate_gbps = _finite_or_none(line_rate_gbps, "line_rate_gbps", 0.0, low_open=True)
+    now = time.time() if now is None else float(now)
+    results = normalize_results(results, copy=not in_place)
+    violations = [normalize_violation(v, i) for i, v in enumerate(counter_violations or [])]
+    violations.sort(key=lambda v: (v["host"], v["device"], v["port"], v["counter"]))
+    stuck = []
+    for item in saturated or []:
+        if isinstance(item, dict):
+            entry = dict(item)
+            entry["host"] = str(item.get("host") or "unknown")
+            stuck.append(entry)
+    stuck.sort(key=lambda v: (v["host"], str(v.get("device")), int_or(v.get("port"), 0), str(v.get("counter"))))
+    host_failures = normalize_host_failures(host_failures)
+    if expected_hosts is not None and (
+        isinstance(expected_hosts, (str, bytes, dict)) or not all(isinstance(h, str) and h for h in expected_hosts)
+    ):
+        raise ValueError("expected_hosts must be a list of host names, got %r" % (expected_hosts,))
+
+    # the line rate is looked for in the results only when a setting or a systemic verdict needs it
+    line_rate = line_rate_gbps
+    if line_rate is None and min_gbps is not None:
+        line_rate = line_rate_of(results)
+    rate_problems = check_thresholds(min_gbps=min_gbps, line_rate_gbps=line_rate) if line_rate else []
+
+    peer_gate(results, fraction)
+    regressions, medians = find_regressions(results, baseline, tolerance)
+    regressed = dict(((r["link"], r["test"]), r) for r in regressions)
+    seen = set()  # hosts in a pair result
+    passing = set()  # hosts with a passed pair result
+    failed_pairs = []
+    rounds = set()
+    retests = 0
+    for res in results:  # one pass over every result: millions at 1024 hosts x 8 rails
+        server, client = res["server"], res["client"]
+        rounds.add((res["pass"], res["round"]))
+        if res["pass"] != 1:
+            retests += 1
+        if medians:
+            key = (res["link"], res["test"])
+            res["baseline_gbps"] = medians.get(key)
+            reg = regressed.get(key)
+            res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
+            if res["regressed"] and res["passed"]:
+                res["passed"] = False
+                res["failure_kind"] = "regression"
+                res["failure"] = _regression_failure(reg)
+        else:
+            res["baseline_gbps"] = None
+            res["regressed"] = False
+        if res["passed"]:
+            passing.add(server)
+            passing.add(client)
+        else:
+            failed_pairs.append(res)
+            seen.add(server)
+            seen.add(client)
+    seen |= passing
+
+    if rate_problems:
+        systemic = rate_problems[0]
+    else:
+        systemic = systemic_cause(failed_pairs, len(results), lambda: line_rate or line_rate_of(results), min_gbps)
+    excluded = unmeasured_hosts(host_failures)
+    if systemic:
+        loc = {"suspect_nodes": [], "suspect_links": [], "known_good": [], "cleared": []}
+    else:
+        loc = localize(results, exclude_hosts=excluded)
+
+    expected = set(expected_hosts or ()) | set(h["host"] for h in host_failures)
+    if expected_hosts is None:
+        expected |= seen
+    universe = sorted(expected | seen | set(v["host"] for v in violations))
+    failed_hosts, passed_hosts = host_verdicts(
+        universe,
+        failed_pairs,
+        passing,
+        host_failures,
+        loc,
+        violations,
+        regressions,
+    )
+    problems = _host_problems(results, seen, sorted(expected), host_failures, min_hosts)
+    passed = not (problems or systemic or failed_pairs or violations or regressions or failed_hosts)
+    report = {
+        "schema": 2,
+        "run_id": run_id or datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
+        "timestamp": _iso(now),
+        "timestamp_seconds": now,
+        "passed": passed,
+        "systemic": systemic,
+        "problems": problems,
+        "totals": {
+            "results": len(results),
+            "failed": len(failed_pairs),
+            "hosts": len(seen),
+            "expected_hosts": len(expected),
+            "failed_hosts": len(failed_hosts),
+            "passed_hosts": len(passed_hosts),
+            "rounds": len(rounds),
+            "retests": retests,
+            "suspect_nodes": len(loc["suspect_nodes"]),
+            "suspect_links": len(loc["suspect_links"]),
+            "counter_violations": len(violations),
+            "regressions": len(regressions),
+            "saturated": len(stuck),
+        },
+        "settings": {
+            "min_gbps": None if min_gbps is None else float(min_gbps),
+            "regression_tolerance": tolerance,
+            "baseline": bool(baseline and baseline.get("links")),
+            "min_hosts": min_hosts,
+            "min_peer_fraction": fraction,
+            "line_rate_gbps": line_rate,
+        },
+        "expected_hosts": sorted(expected),
+        "failed_hosts": failed_hosts,
+        "passed_hosts": passed_hosts,
+        "host_failures": host_failures,
+        "failed_pairs": failed_pairs,
+        "suspect_nodes": loc["suspect_nodes"],
+        "suspect_links": loc["suspect_links"],
+        "known_good": loc["known_good"],
+        "cleared": loc["cleared"],
+        "regressions": regressions,
+        "counter_violations": violations,
+        "saturated": stuck,
+        "results": results,
+    }
+    if topology is not None:
+        apply_topology(report, topology)
+    report["headline"] = headline(report)
+    report["message"] = (
+        "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
+        if report["passed"]
+        else failure_message(report)
+    )
+    return report
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def headline(report):
+    t = report["totals"]
+    text = "%d of %s failed%s on %s" % (
+        t["failed"],
+        _plural(t["results"], "pair result"),
+        " (%s included)" % _plural(t["retests"], "retest") if t["retests"] else "",
+        _plural(t["hosts"], "host"),
+    )
+    text += ", %s, %s, %s, %s" % (
+        _plural(t["suspect_nodes"], "suspect node"),
+        _plural(t["suspect_links"], "suspect link"),
+        _plural(t["counter_violations"], "counter violation"),
+        _plural(t["regressions"], "regression"),
+    )
+    if "suspect_cables" in t:
+        text += ", %s, %s" % (
+            _plural(t["suspect_cables"], "suspect cable"),
+            _plural(t["switch_counter_violations"], "switch counter violation"),
+        )
+    if t.get("topology_errors"):
+        text += ", %s" % _plural(t["topology_errors"], "fabric check error")
+    if t.get("failed_hosts"):
+        text += ", %s of %d" % (_plural(t["failed_hosts"], "failed host"), t.get("expected_hosts") or 0)
+    return ("PASSED: " if report["passed"] else "FAILED: ") + text

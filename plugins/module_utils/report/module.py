@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the fabric_report module does, as one function over its parameters (the module is glue).
+
+run(params, check_mode) reads the result files and the baseline, builds the report, writes the
+report files and the baseline, and returns (result, failed, warnings); ReportError carries the one
+sentence the module fails with. No Ansible imports.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import load_baseline, update_baseline
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
+    report_files,
+    render_all,
+    to_json,
+    write_atomic,
+)
+
+INVOCATION_LIMIT = 100  # list arguments longer than this are not echoed back
+
+
+class ReportError(Exception):
+    """The module fails with this one sentence."""
+
+
+def read_results_files(paths):
+    """The pair results of every file in `paths` (each a JSON list of pair results), concatenated."""
+    out = []
+    for index, path in enumerate(paths or []):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (IOError, OSError) as exc:
+            raise ReportError("cannot read results_paths[%d] %s: %s" % (index, path, exc))
+        except ValueError as exc:
+            raise ReportError(
+                "results_paths[%d] %s is not valid JSON (%s): the join step writes a JSON list of pair results"
+                % (index, path, exc)
+            )
+        if not isinstance(data, list):
+            raise ReportError(
+                "results_paths[%d] %s holds a JSON %s, not a list of pair results" % (index, path, type(data).__name__)
+            )
+        out.extend(data)
+    return out
+
+
+def read_baseline(path):
+    """The baseline dict from `path` (None when no path; a missing file is an empty baseline)."""
+    if not path:
+        return None
+    if os.path.isdir(path):
+        raise ReportError("baseline_path %s is a directory: give a file, e.g. %s/baseline.json" % (path, path))
+    text = None
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (IOError, OSError) as exc:
+            raise ReportError("cannot read baseline %s: %s" % (path, exc))
+    try:
+        return load_baseline(text)
+    except ValueError as exc:
+        raise ReportError("baseline %s: %s" % (path, exc))
+
+
+def run(params, check_mode=False):
+    """(result, failed, warnings) for the module's params; raises ReportError."""
+    p = params
+    warnings = []
+    if p["baseline_keep"] < 1:
+        raise ReportError("baseline_keep must be >= 1, got %d: keep at least the last run" % p["baseline_keep"])
+    if p["update_baseline"] and not p["baseline_path"]:
+        raise ReportError("update_baseline is true but baseline_path is not set: give the baseline file to update")
+    baseline = read_baseline(p["baseline_path"])
+    results = list(p.get("results") or [])
+    results.extend(read_results_files(p.get("results_paths")))
+    try:
+        report = build_report(
+            results,
+            counter_violations=p["counter_violations"],
+            saturated=p["saturated"],
+            baseline=baseline,
+            regression_tolerance=p["regression_tolerance"],
+            min_gbps=p["min_gbps"],
+            run_id=p["run_id"],
+            expected_hosts=p.get("expected_hosts"),
+            host_failures=p.get("host_failures"),
+            min_hosts=p.get("min_hosts", 2),
+            min_peer_fraction=p.get("min_peer_fraction", 0.9),
+            line_rate_gbps=p.get("line_rate_gbps"),
+            in_place=True,
+            topology=p.get("topology"),
+        )
+    except ValueError as exc:
+        raise ReportError("fabric_report: %s" % exc)
+    if not report["results"]:
+        warnings.append(
+            "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
+        )
+
+    files = render_all(report, history=baseline)
+    dest = p["dest"]
+    paths = [os.path.join(dest, name) for name in report_files()]
+    if not check_mode:
+        if os.path.exists(dest) and not os.path.isdir(dest):
+            raise ReportError("dest %s exists and is not a directory: give a directory for the report files" % dest)
+        try:
+            paths = write_atomic(dest, files)
+        except (IOError, OSError) as exc:
+            raise ReportError("cannot write the report into %s: %s" % (dest, exc))
+    baseline_updated = False
+    if p["update_baseline"]:
+        new_baseline = update_baseline(baseline, report["results"], report["timestamp"], keep=p["baseline_keep"])
+        baseline_updated = new_baseline["links"] != (baseline or {}).get("links")
+        if baseline_updated and not check_mode:
+            path = p["baseline_path"]
+            try:
+                write_atomic(os.path.dirname(path) or ".", {os.path.basename(path): to_json(new_baseline)})
+            except (IOError, OSError) as exc:
+                raise ReportError("cannot write the baseline %s: %s" % (path, exc))
+
+    # The report files are this run's output, like a log: rewriting them is not a change to the
+    # managed state. Only the baseline is state, so a repeated healthy run reports no change.
+    result = dict(
+        changed=baseline_updated,
+        passed=report["passed"],
+        failed_pairs=report["failed_pairs"],
+        suspect_nodes=report["suspect_nodes"],
+        suspect_links=report["suspect_links"],
+        regressions=report["regressions"],
+        counter_violations=report["counter_violations"],
+        failed_hosts=report["failed_hosts"],
+        passed_hosts=report["passed_hosts"],
+        systemic=report["systemic"],
+        summary=files["summary.md"],
+        files=paths,
+        baseline_updated=baseline_updated,
+        msg=report["message"],
+    )
+    if "suspect_cables" in report:
+        result["suspect_cables"] = report["suspect_cables"]
+        result["switch_counter_violations"] = report["switch_counter_violations"]
+    # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
+    # for thousands of pair results that is most of the module's time and a copy nobody reads.
+    args = dict(p)
+    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures"):
+        if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
+            args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
+    if args.get("topology") is not None:
+        args["topology"] = "(the fabric's topology, not echoed)"
+    result["invocation"] = {"module_args": args}
+    failed = not report["passed"] and p["fail_on_failure"]
+    return result, failed, warnings

@@ -1,0 +1,9 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Layer 4, a validation pass from facts to pair results: rails and preflight findings (preflight), pair
+rounds and retests (pairs), the pass plan and its per-host slices (plan), the host-side schedule runner
+(schedule), joining sides into gated results (join), the pair-result record (results), fault localisation
+(localize), the fabric as the plan sees it (fabric) and the progress line (progress). Imports perftest/,
+subnet/ and below; never report/.
+"""

@@ -1,0 +1,326 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pair results and counter violations in, validated and normalised dicts out (the report's first step).
+
+The absolute gate is decided once, before the report (gate.py, applied by the join): a result's
+`passed`, `failure` and `failure_kind` are kept as they come. Normalising only checks shape and
+types: a non-finite or negative figure fails the result as `invalid` (a figure that contradicts a
+claimed pass too), a failed result without a failure kind gets one read from its sentence. Where a
+result carries no `passed` at all (an older gatherer), gate.py decides it from its own threshold.
+
+Also the small text helpers the other report modules share (endpoint, link key, figures).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import operator
+import re
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import judge_bandwidth, judge_latency
+
+KINDS = ("bandwidth", "latency")
+BANDWIDTH_FIGURES = ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps")
+LATENCY_FIGURES = ("t_typical_us", "p99_us", "threshold_us")
+ALL_FIGURES = BANDWIDTH_FIGURES + LATENCY_FIGURES + ("duration_s",)
+MAX_FIGURE = 1.7976931348623157e308  # the largest float: inf is above it
+# failure sentence -> failure kind, for results that come without one (first match wins)
+KIND_PATTERNS = (
+    ("no_device", re.compile(r"no (rdma |ib |infiniband )?devices?\b|no ib devices found|device \S+ not found", re.I)),
+    ("missing_rail", re.compile(r"missing rail|lacks rail|has no rail|rail \S+ (is )?missing", re.I)),
+    ("connect", re.compile(r"could(n't| not) connect|connection refused|unable to connect|connect(ion)? failed", re.I)),
+    ("timeout", re.compile(r"timed out|timeout", re.I)),
+    ("server_failed", re.compile(r"server (side )?(failed|exited|died)", re.I)),
+    ("below_threshold", re.compile(r"gb/s\s*<|below (the |its )?threshold", re.I)),
+    ("above_threshold", re.compile(r"us\s*>|above (the |its )?(threshold|ceiling)", re.I)),
+)
+
+
+def _float_or_none(value, what, index):
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("results[%d].%s must be a number, got %r" % (index, what, value))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError("results[%d].%s must be a number or null, got %r" % (index, what, value))
+
+
+def int_or(value, default):
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def endpoint(host, device):
+    return "%s/%s" % (host, device) if device else str(host)
+
+
+def link_key(server, server_device, client, client_device):
+    """Baseline/link key `hostA/devA<->hostB/devB` with the two ends sorted."""
+    ends = sorted((endpoint(server, server_device), endpoint(client, client_device)))
+    return "%s<->%s" % (ends[0], ends[1])
+
+
+def fmt_gbps(value):
+    return "n/a" if value is None else "%.1f Gb/s" % value
+
+
+def fmt_us(value):
+    return "n/a" if value is None else "%.2f us" % value
+
+
+def infer_failure_kind(sentence):
+    """A short failure kind for a failure sentence that came without one ('failed' when unknown)."""
+    for kind, pattern in KIND_PATTERNS:
+        if sentence and pattern.search(sentence):
+            return kind
+    return "failed"
+
+
+def _kind(item, index):
+    kind = item.get("kind")
+    if kind in (None, ""):
+        test = str(item.get("test") or "")
+        return "latency" if test.endswith("_lat") or item.get("t_typical_us") is not None else "bandwidth"
+    if kind not in KINDS:
+        raise ValueError("results[%d].kind must be bandwidth or latency, got %r" % (index, kind))
+    return kind
+
+
+# every key the normaliser reads, fetched at once (operator.itemgetter: one C call per result)
+FETCHED = (
+    "server", "client", "server_device", "client_device", "server_port", "client_port", "pass", "round", "kind",
+    "test", "rail", "bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s", "passed", "failure", "failure_kind",
+)  # fmt: skip
+_FETCH = operator.itemgetter(*FETCHED)
+
+
+def _check_figures(res, names, index):
+    """Number-or-None for each figure in `names` (set in res); (name, value) of the first that is not a
+    finite number >= 0 (set to None, so that report.json stays JSON), else None. A bad duration_s is
+    dropped without failing the result."""
+    bad = None
+    for name in names:
+        value = res.get(name)
+        if value is None:
+            res[name] = None
+            continue
+        value = res[name] = _float_or_none(value, name, index)
+        if not 0.0 <= value <= MAX_FIGURE:
+            res[name] = None
+            if name != "duration_s":
+                bad = bad or (name, value)
+    return bad
+
+
+def _judge_missing_pass(res):
+    """passed/failure/failure_kind for a result that carries no `passed` (gate.py decides)."""
+    if res["failure"]:
+        return False, res["failure"], res["failure_kind"]
+    if res["kind"] == "latency":
+        if res["t_typical_us"] is None:
+            return False, "no latency measured", "failed"
+        passed, kind, sentence, _limit = judge_latency(
+            res["t_typical_us"], res["p99_us"], max_typical_us=res["threshold_us"]
+        )
+        return passed, sentence, kind
+    if res["bw_avg_gbps"] is None:
+        return False, "failed (no bandwidth measured)", "failed"
+    passed, kind, sentence = judge_bandwidth(
+        res["bw_avg_gbps"], {"threshold_gbps": res["threshold_gbps"], "basis": "its threshold"}
+    )
+    return passed, sentence, kind
+
+
+def _contradiction(res):
+    """Sentence when a result says passed but its own figures say otherwise, else None."""
+    if res["kind"] == "latency":
+        value, limit = res["t_typical_us"], res["threshold_us"]
+        if value is None:
+            return "the result says passed but no latency was measured"
+        if limit is not None and value > limit:
+            return "the result says passed but %s > %s: an inconsistent result" % (fmt_us(value), fmt_us(limit))
+        return None
+    value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+    if value is None:
+        return "the result says passed but no bandwidth was measured"
+    if limit is not None and value < limit:
+        return "the result says passed but %s < %s: an inconsistent result" % (fmt_gbps(value), fmt_gbps(limit))
+    return None
+
+
+def _default_failure(res):
+    if res["kind"] == "latency":
+        value, limit = res["t_typical_us"], res["threshold_us"]
+        if value is not None and limit is not None:
+            return "%s > %s" % (fmt_us(value), fmt_us(limit))
+        return "failed (%s)" % (fmt_us(value) if value is not None else "no latency measured")
+    value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+    if value is not None and limit is not None:
+        return "%s < %s" % (fmt_gbps(value), fmt_gbps(limit))
+    return "failed (%s)" % (fmt_gbps(value) if value is not None else "no bandwidth measured")
+
+
+def normalize_results(results, copy=True):
+    """Validate pair results (shape and types) and fill their keys; returns the list of results.
+
+    Raises ValueError naming the index for a result that is not a pair result at all (no host
+    names, a figure that is not a number). A result whose figures are NaN, infinite or negative, or
+    contradict a claimed pass, fails with failure_kind `invalid`. `copy=False` normalises the dicts
+    in place (the module's own arguments: saves a copy of thousands of results).
+    """
+    if results is None:
+        return []
+    if isinstance(results, (str, bytes, dict)):
+        raise ValueError("results must be a list of pair result dicts, got %s" % type(results).__name__)
+    out = []
+    fetch = _FETCH
+    for index, item in enumerate(results):
+        if not isinstance(item, dict):
+            raise ValueError("results[%d] must be a dict (a pair result), got %r" % (index, item))
+        res = dict(item) if copy else item
+        try:  # the hot path (millions of results at 1024 hosts x 8 rails): one C call for every key
+            values = fetch(res)
+        except KeyError:
+            for key in FETCHED:  # a missing key reads as None, as item.get() would
+                if key not in res:
+                    res[key] = None
+            values = fetch(res)
+        (server, client, server_device, client_device, server_port, client_port, pass_no, round_no, kind, test,
+         rail, bw, peak, threshold, duration, passed, failure, failure_kind) = values  # fmt: skip
+        if not server or not client or not isinstance(server, str) or not isinstance(client, str):
+            raise ValueError(
+                "results[%d] has no %s host name: every pair result needs server and client"
+                % (index, "server" if not server or not isinstance(server, str) else "client")
+            )
+        # only write what is missing or of the wrong type
+        if not server_device and server_device is not None:
+            server_device = res["server_device"] = None
+        if not client_device and client_device is not None:
+            client_device = res["client_device"] = None
+        if not isinstance(server_port, int) and server_port is not None:
+            res["server_port"] = int_or(server_port, None)
+        if not isinstance(client_port, int) and client_port is not None:
+            res["client_port"] = int_or(client_port, None)
+        if not isinstance(pass_no, int):
+            res["pass"] = int_or(pass_no, 1)
+        if not isinstance(round_no, int):
+            res["round"] = int_or(round_no, 0)
+        if kind != "bandwidth":
+            kind = res["kind"] = _kind(res, index)
+        if not test or not isinstance(test, str):
+            res["test"] = str(test or ("write_lat" if kind == "latency" else "write"))
+        if rail is None or rail == "":
+            res["rail"] = server_device or client_device
+        bad = None
+        if (
+            kind != "bandwidth"
+            or (bw is not None and (not isinstance(bw, float) or not 0.0 <= bw <= MAX_FIGURE))
+            or (peak is not None and (not isinstance(peak, float) or not 0.0 <= peak <= MAX_FIGURE))
+            or (threshold is not None and (not isinstance(threshold, float) or not 0.0 <= threshold <= MAX_FIGURE))
+            or (duration is not None and (not isinstance(duration, float) or not 0.0 <= duration <= MAX_FIGURE))
+        ):  # NaN fails every comparison
+            bad = _check_figures(
+                res, BANDWIDTH_FIGURES + ("duration_s",) if kind == "bandwidth" else ALL_FIGURES, index
+            )
+        if failure is not None and (not failure or not isinstance(failure, str)):
+            failure = res["failure"] = str(failure) if failure else None
+        if failure_kind is not None and (not failure_kind or not isinstance(failure_kind, str)):
+            failure_kind = res["failure_kind"] = str(failure_kind) if failure_kind else None
+        if passed is None:
+            passed, res["failure"], res["failure_kind"] = _judge_missing_pass(res)
+        elif passed is not True and passed is not False:
+            passed = passed.strip().lower() in ("true", "yes", "1") if isinstance(passed, str) else bool(passed)
+        if bad:
+            passed = False
+            res["failure_kind"] = "invalid"
+            res["failure"] = (
+                "%s=%r is not a finite number >= 0: the measurement is invalid (check the perftest output)" % bad
+            )
+        elif passed:
+            contradiction = None
+            if kind != "bandwidth":
+                contradiction = _contradiction(res)
+            else:
+                value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+                if value is None or (limit is not None and value < limit):
+                    contradiction = _contradiction(res)
+            if contradiction:
+                passed = False
+                res["failure_kind"] = "invalid"
+                res["failure"] = contradiction
+        if passed:
+            if failure is not None or failure_kind is not None:
+                res["failure"] = res["failure_kind"] = None
+        else:
+            res["failure"] = res["failure"] or _default_failure(res)
+            res["failure_kind"] = res["failure_kind"] or infer_failure_kind(res["failure"])
+        a = server + "/" + server_device if server_device else server
+        b = client + "/" + client_device if client_device else client
+        res["link"] = a + "<->" + b if a <= b else b + "<->" + a
+        if res["passed"] is not passed:
+            res["passed"] = passed
+        out.append(res)
+    return out
+
+
+def value_of(res):
+    """The figure a result is judged by: bw_avg_gbps (bandwidth) or t_typical_us (latency)."""
+    return res.get("t_typical_us") if res.get("kind") == "latency" else res.get("bw_avg_gbps")
+
+
+def threshold_of(res):
+    return res.get("threshold_us") if res.get("kind") == "latency" else res.get("threshold_gbps")
+
+
+def fmt_value(res, value):
+    return fmt_us(value) if res.get("kind") == "latency" else fmt_gbps(value)
+
+
+def pair_label(res):
+    return "%s -> %s" % (endpoint(res["server"], res["server_device"]), endpoint(res["client"], res["client_device"]))
+
+
+def figures_text(res):
+    """'180.1 Gb/s < 360.0 Gb/s' (or '3.10 us > 2.50 us') when the figures break the threshold, else the
+    failure sentence (slow against peers, regression, nothing measured)."""
+    value, limit = value_of(res), threshold_of(res)
+    if value is not None and limit is not None:
+        if res.get("kind") == "latency" and value > limit:
+            return "%s > %s" % (fmt_us(value), fmt_us(limit))
+        if res.get("kind") != "latency" and value < limit:
+            return "%s < %s" % (fmt_gbps(value), fmt_gbps(limit))
+    return res.get("failure") or fmt_value(res, value)
+
+
+def median_of(values):
+    ordered = sorted(values)
+    n = len(ordered)
+    if not n:
+        return None
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+def normalize_violation(item, index):
+    if not isinstance(item, dict):
+        raise ValueError("counter_violations[%d] must be a dict, got %r" % (index, item))
+    out = dict(item)
+    out["host"] = str(item.get("host") or "unknown")
+    out["device"] = str(item.get("device") or "")
+    out["port"] = int_or(item.get("port"), 1)
+    out["counter"] = str(item.get("counter") or "unknown")
+    out["category"] = str(item.get("category") or "other")
+    delta = int_or(item.get("delta"), None)
+    before, after = int_or(item.get("before"), None), int_or(item.get("after"), None)
+    if delta is None and before is not None and after is not None:
+        delta = after - before
+    out["delta"] = delta if delta is not None else 0
+    return out

@@ -1,0 +1,127 @@
+"""Joining server and client sides into pair results: root causes, absence, and the one gate."""
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+
+
+def rails(hosts, rate=400.0, rates=None):
+    rates = rates or {}
+    return dict(
+        (
+            h,
+            [
+                {"rail": n, "device": n.split(":", maxsplit=1)[0], "port": 1, "rate_gbps": rates.get((h, n), rate)}
+                for n in ("mlx5_0:1", "mlx5_1:1")
+            ],
+        )
+        for h in hosts
+    )
+
+
+def ok_side(side, bw=392.0):
+    out = dict(side, failure_kind=None, failure=None, rc=0)
+    if side["role"] == "client":
+        out["bw_avg_gbps"] = bw
+    return out
+
+
+def planned(hosts, rails_by_host):
+    return plan.plan_pass(hosts, rails_by_host, dict((h, h) for h in hosts))
+
+
+SETTINGS = {"test": "write", "duration": 10, "min_link_fraction": 0.9}
+
+
+def test_every_planned_pair_and_rail_gets_a_result_and_healthy_ones_pass():
+    hosts = ["n1", "n2", "n3", "n4"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    sides = [ok_side(s) for ss in p["slices"].values() for s in ss]
+    results = join.join_pass(p["pairs"], sides, r, SETTINGS)
+    assert len(results) == 6 * 2
+    assert all(x["passed"] and x["threshold_gbps"] == 360.0 and x["failure_kind"] is None for x in results)
+    assert {x["rail"] for x in results} == {"mlx5_0:1", "mlx5_1:1"}
+
+
+def test_a_side_that_never_came_back_is_a_failure_not_a_gap():
+    hosts = ["n1", "n2"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    sides = [ok_side(s) for s in p["slices"]["n1"]]  # n2's schedule never returned
+    results = join.join_pass(p["pairs"], sides, r, SETTINGS)
+    assert len(results) == 2
+    assert all(not x["passed"] for x in results)
+    assert {x["failure_kind"] for x in results} <= {"no_result", "server_failed"}
+
+
+def test_server_root_cause_wins_over_the_clients_connect_failure():
+    server = {"role": "server", "failure_kind": "no_device", "failure": "perftest found no RDMA device"}
+    client = {"role": "client", "failure_kind": "connect", "failure": "could not connect"}
+    kind, text = join.root_cause(server, client)
+    assert kind == "no_device" and text.startswith("server side: perftest found no RDMA device")
+
+
+def test_down_trained_port_fails_from_either_side():
+    """A 2X port (200 Gb/s) measuring 196 fails whether it serves or is the client: the gate uses the
+    higher end's rate, not the client's current rate."""
+    hosts = ["good", "bad"]
+    r = rails(hosts, rates={("bad", "mlx5_0:1"): 200.0})
+    for rounds in ([[["good", "bad"]]], [[["bad", "good"]]]):
+        sliced = plan.slice_pass(rounds, r, {"good": "good", "bad": "bad"})
+        sides = [
+            ok_side(s, bw=196.0 if s["rail"] == "mlx5_0:1" else 392.0) for ss in sliced["slices"].values() for s in ss
+        ]
+        results = join.join_pass(sliced["pairs"], sides, r, SETTINGS)
+        bad = [x for x in results if x["rail"] == "mlx5_0:1"][0]
+        assert not bad["passed"] and bad["failure_kind"] == "below_threshold" and bad["threshold_gbps"] == 360.0
+
+
+def test_inventory_expected_rate_is_the_gate_base_when_given():
+    threshold = gate.bandwidth_threshold(
+        min_link_fraction=0.9, expect_rate_gbps=400, server_rate_gbps=200, client_rate_gbps=200
+    )
+    assert threshold["threshold_gbps"] == 360.0 and "expected" in threshold["basis"]
+
+
+@pytest.mark.parametrize("value", [float("nan"), -5.0, None, float("inf")])
+def test_nan_negative_or_missing_bandwidth_never_passes(value):
+    passed, kind, _text = gate.judge_bandwidth(value, {"threshold_gbps": None})
+    assert not passed and kind == "invalid"
+
+
+def test_thresholds_are_checked_before_anything_runs():
+    assert "above the 400 Gb/s line rate" in gate.check_thresholds(min_gbps=500, line_rate_gbps=400)[0]
+    assert gate.check_thresholds(min_gbps=500, line_rate_gbps=400, bidirectional=True) == []
+    assert "finite" in gate.check_thresholds(min_gbps=-1)[0]
+    assert gate.check_thresholds(min_link_fraction=1.2)
+
+
+def test_latency_results_are_gated_on_typical_and_p99():
+    hosts = ["a", "b"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    sides = []
+    for ss in p["slices"].values():
+        for s in ss:
+            out = dict(s, failure_kind=None, failure=None)
+            if s["role"] == "client":
+                out.update(t_typical_us=9.0 if s["rail"] == "mlx5_1:1" else 1.9, p99_us=2.5)
+            sides.append(out)
+    results = join.join_pass(p["pairs"], sides, r, {"test": "write_lat", "max_typical_us": 3})
+    by_rail = dict((x["rail"], x) for x in results)
+    assert by_rail["mlx5_0:1"]["passed"] and by_rail["mlx5_0:1"]["kind"] == "latency"
+    assert (
+        by_rail["mlx5_1:1"]["failure_kind"] == "above_threshold" and "9.00 us > 3 us" in by_rail["mlx5_1:1"]["failure"]
+    )
+
+
+def test_summary_counts_failure_kinds():
+    results = [
+        {"passed": True, "failure_kind": None},
+        {"passed": False, "failure_kind": "connect"},
+        {"passed": False, "failure_kind": "connect"},
+    ]
+    assert join.summary(results) == {"results": 3, "failed": 2, "failure_kinds": {"connect": 2}}
