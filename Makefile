@@ -16,15 +16,29 @@ export IBTUNE_CORPUS ?= $(abspath $(ROOT)/../shared/corpus)
 SCENARIOS ?= $(shell $(ROOT)/scripts/list-scenarios.sh)
 
 
-.PHONY: docs help bootstrap test lint sanity unit browser promtool molecule build demo bench clean
+# pytest arguments for `make unit`, e.g. PYTEST_ARGS='-m "not slow" -k report' (slow = runs ansible-playbook)
+PYTEST_ARGS ?=
+# parallel unit tests (pytest-xdist); most of their time is spent waiting on real processes
+UNIT_WORKERS ?= 4
+
+.PHONY: docs help bootstrap pyenv hostenv test lint sanity unit unit-fast browser promtool molecule build demo bench clean
 
 help:
 	@echo "make demo   - run the main job on the simulated-fabric lab"
 	@echo "make test   - every test: lint, sanity, unit, promtool, molecule, build"
-	@echo "make lint | sanity | unit | promtool | molecule | build | bench"
+	@echo "make lint | sanity | unit | unit-fast | promtool | molecule | build | bench"
+	@echo "  make unit PYTEST_ARGS='-k report -x'; make molecule SCENARIOS=lab"
 
 bootstrap:
-	@$(ROOT)/scripts/bootstrap.sh
+	@$(ROOT)/scripts/bootstrap.sh all
+
+# the Python side only (venvs, collections path): lint, sanity, build
+pyenv:
+	@$(ROOT)/scripts/bootstrap.sh python
+
+# pyenv + the Debian packages the unit tests run for real (no dockerd, no images)
+hostenv:
+	@$(ROOT)/scripts/bootstrap.sh host
 
 test: bootstrap
 	@$(ROOT)/scripts/timed.sh lint $(MAKE) --no-print-directory lint
@@ -36,7 +50,7 @@ test: bootstrap
 	@$(ROOT)/scripts/timed.sh molecule $(MAKE) --no-print-directory molecule
 	@cat $(ROOT)/build/timings.txt
 
-lint: bootstrap
+lint: pyenv
 	yamllint -s .
 	ruff check .
 	ruff format --check plugins tests bench
@@ -47,21 +61,25 @@ lint: bootstrap
 	@for pb in playbooks/*.yml; do ansible-playbook -i inventories/example --syntax-check $$pb >/dev/null || exit 1; done
 	@echo "syntax-check: playbooks/*.yml with inventories/example OK"
 
-docs: bootstrap
+docs: pyenv
 	$(BIN)/python scripts/argspec_docs.py
 
-sanity: bootstrap
+sanity: pyenv
 	@$(ROOT)/scripts/sanity.sh
 
-unit: bootstrap
-	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
+unit: hostenv
+	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider -n $(UNIT_WORKERS) tests/unit $(PYTEST_ARGS)
+
+# the inner loop: every unit test that starts no ansible-playbook
+unit-fast: hostenv
+	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider -n $(UNIT_WORKERS) -m "not slow" tests/unit $(PYTEST_ARGS)
 
 # report.html of a healthy and a faulty run (the real fabric_report code), checked in headless Chromium
-browser: bootstrap
+browser: hostenv
 	$(BIN)/python scripts/browser_reports.py $(ROOT)/build/browser
 	$(BIN)/python scripts/browser_check.py $(ROOT)/build/browser/healthy $(ROOT)/build/browser/faulty
 
-promtool: bootstrap
+promtool: hostenv
 	@$(ROOT)/scripts/promtool.sh
 
 molecule: bootstrap
@@ -72,7 +90,7 @@ molecule: bootstrap
 	  echo "molecule $$s: $$(( $$(date +%s) - start ))s" >> $(ROOT)/build/timings.txt; \
 	done
 
-build: bootstrap
+build: pyenv
 	@$(ROOT)/scripts/build-check.sh
 
 demo: bootstrap

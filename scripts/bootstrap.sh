@@ -1,9 +1,43 @@
 #!/usr/bin/env bash
 # Everything `make test` and `make demo` need on a fresh Debian 12 machine, as root.
 # Every step is skipped when its result is already in place.
+# Parts: `python` (the venvs and the collections path: lint, sanity, build), `host` (python + the Debian
+# packages the unit tests run for real: ibsim, opensm, perftest, promtool, chromium...), `all` (default: host +
+# dockerd + the Molecule/lab images). The inner loop (`make unit`, `make lint`) never waits for dockerd or images.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+part="${1:-all}"
+
+# A venv installed from a lock file, rebuilt only when the lock changes (its hash is the stamp).
+ensure_venv() {  # $1 = venv dir, $2 = lock file
+  local dir=$1 lockfile=$2 stamp
+  stamp="$dir/.lock-$(sha256sum "$lockfile" | cut -c1-16)"
+  [ -f "$stamp" ] && return 0
+  [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+  "$dir/bin/pip" install --quiet --upgrade pip==25.3
+  "$dir/bin/pip" install --quiet --no-deps -r "$lockfile"
+  "$dir/bin/pip" check
+  touch "$stamp"
+}
+
+python_side() {
+  ensure_venv "$here/.venv" "$here/requirements/dev.lock"
+  # ansible-test's sanity tools are pinned by ansible-test itself (requirements/sanity.lock is
+  # their union); they get a venv of their own so they never fight ansible-lint's pins.
+  # (ansible-test --venv would bootstrap pip from ci-files.testing.ansible.com: unreachable here.)
+  ensure_venv "$here/.venv-sanity" "$here/requirements/sanity.lock"
+  VENV="$here/.venv" "$here/scripts/collections.sh"
+}
+
+case "$part" in
+  python | host | all) ;;
+  *) echo "bootstrap.sh: unknown part '$part' (python, host or all)" >&2; exit 2 ;;
+esac
+if [ "$part" = python ] && python3 -c 'import ensurepip' 2>/dev/null && command -v unzip >/dev/null; then
+  python_side
+  exit 0
+fi
 
 need_pkgs=()
 for p in docker.io mmdebstrap unzip python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags; do
@@ -21,6 +55,11 @@ for svc in prometheus prometheus-node-exporter; do
   fi
 done
 
+if [ "$part" = host ] || [ "$part" = python ]; then
+  python_side
+  exit 0
+fi
+
 if ! docker info >/dev/null 2>&1; then
   echo "starting dockerd"
   (setsid dockerd >/var/log/ibtune-dockerd.log 2>&1 &)
@@ -28,24 +67,5 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/ibtune-dockerd.log" >&2; exit 1; }
 fi
 
-# A venv installed from a lock file, rebuilt only when the lock changes (its hash is the stamp).
-ensure_venv() {  # $1 = venv dir, $2 = lock file
-  local dir=$1 lockfile=$2 stamp
-  stamp="$dir/.lock-$(sha256sum "$lockfile" | cut -c1-16)"
-  [ -f "$stamp" ] && return 0
-  [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
-  "$dir/bin/pip" install --quiet --upgrade pip==25.3
-  "$dir/bin/pip" install --quiet --no-deps -r "$lockfile"
-  "$dir/bin/pip" check
-  touch "$stamp"
-}
-
-venv="$here/.venv"
-ensure_venv "$venv" "$here/requirements/dev.lock"
-# ansible-test's sanity tools are pinned by ansible-test itself (requirements/sanity.lock is
-# their union); they get a venv of their own so they never fight ansible-lint's pins.
-# (ansible-test --venv would bootstrap pip from ci-files.testing.ansible.com: unreachable here.)
-ensure_venv "$here/.venv-sanity" "$here/requirements/sanity.lock"
-
-VENV="$venv" "$here/scripts/collections.sh"
+python_side
 "$here/scripts/build-images.sh"

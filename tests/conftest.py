@@ -35,3 +35,53 @@ def corpus_files(prefix):
 
 def read_corpus(name):
     return (CORPUS / name).read_text(encoding="utf-8", errors="replace")
+
+
+# --- the `slow` marker: tests that start a real ansible-playbook (seconds each) -------------------------
+# Marked automatically, so no such test can be forgotten: a test is slow when its function, a helper or a
+# fixture of its module that it uses (two calls deep) runs "ansible-playbook". `make unit PYTEST_ARGS='-m "not
+# slow"'` is the inner loop; `make unit` runs everything.
+SLOW_MARK = "ansible-playbook"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs a real ansible-playbook (auto-marked by tests/conftest.py)")
+
+
+def _source_of(obj):
+    import inspect
+
+    obj = getattr(obj, "_get_wrapped_function", lambda: obj)()  # pytest fixtures
+    obj = inspect.unwrap(obj) if callable(obj) else obj
+    try:
+        return inspect.getsource(obj), getattr(obj, "__code__", None)
+    except (OSError, TypeError):
+        return "", None
+
+
+def _runs_playbook(obj, namespace, depth=2, seen=None):
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return False
+    seen.add(id(obj))
+    source, code = _source_of(obj)
+    if SLOW_MARK in source:
+        return True
+    if depth == 0 or code is None:
+        return False
+    return any(
+        _runs_playbook(namespace[name], namespace, depth - 1, seen)
+        for name in code.co_names
+        if name in namespace and callable(namespace[name])
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        func = getattr(item, "function", None)
+        if func is None:
+            continue
+        namespace = vars(item.module)
+        used = [func] + [namespace[f] for f in getattr(item, "fixturenames", ()) if f in namespace]
+        if any(_runs_playbook(obj, namespace) for obj in used):
+            item.add_marker("slow")
