@@ -86,7 +86,7 @@ molecule: bootstrap
 	@for s in $(SCENARIOS); do \
 	  echo "=== molecule test -s $$s"; \
 	  start=$$(date +%s); \
-	  molecule test -s $$s || exit 1; \
+	  $(ROOT)/scripts/with-lock.sh molecule-$$s molecule test -s $$s || exit 1; \
 	  echo "molecule $$s: $$(( $$(date +%s) - start ))s" >> $(ROOT)/build/timings.txt; \
 	done
 
@@ -94,7 +94,7 @@ build: pyenv
 	@$(ROOT)/scripts/build-check.sh
 
 demo: bootstrap
-	@$(ROOT)/scripts/demo.sh
+	@$(ROOT)/scripts/with-lock.sh molecule-lab $(ROOT)/scripts/demo.sh
 
 bench: bootstrap
 	@for b in bench/bench_*.py; do echo "=== $$b"; $(BIN)/python $$b; done
