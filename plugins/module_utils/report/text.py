@@ -91,6 +91,7 @@ SCOPE_WORDS = {
     "spine": "a spine or its cables (on the routes of several leaves%s)",
     "spine_layer": "the spine layer (every pair across leaves failed%s)",
     "path": "the path above it%s",
+    "fabric": "the fabric above these hosts (they reach line rate with others%s)",
 }
 
 
@@ -113,7 +114,8 @@ def switch_fault_text(fault):
         where = (": its switch %s's uplinks" % fault["switches"][0]) if fault.get("switches") else ""
         subject = "the path above %s%s" % (", ".join(hosts), where)
     else:
-        subject = SCOPE_WORDS.get(scope, "a switch%s") % (", which one needs the topology stage" if scope else "")
+        where = "; give the switch grouping to place it" if scope == "fabric" else ", which one: the topology stage"
+        subject = SCOPE_WORDS.get(scope, "a switch%s") % where
     text = "switch fault%s: %s (%d of %d pairs across switches failed, %s" % (
         rail, subject, fault.get("failing", 0), fault.get("tested", 0), figures_text(fault) or "failed",
     )  # fmt: skip

@@ -7,8 +7,8 @@ Everything is decided per plane, a (kind, rail) pair: a host is judged on a rail
 rail. The classes (docs/fabric_report.md has an example of each):
 
 - ``bad_node``: on a rail, the host failed with every partner it met, a known-good one of the retest included.
-- ``intermittent``: failed in pass 1 and passed a retest, or reached line rate with part of the fabric in pass 1
-  and failed with a known-good partner since: not cleared, its partners' failures are explained by it.
+- ``intermittent``: failed in pass 1 with every partner and passed a retest: not cleared, its partners' failures
+  are explained by it.
 - ``suspect`` (node): pass 1 points at it and no retest decided it; or a known-good partner that failed its own
   retest with a host that passed another one (never silently PASSED).
 - ``bad_link`` / ``suspect`` (link): a pair failed while both ends pass elsewhere (bad_link once both ends passed
@@ -17,9 +17,11 @@ rail. The classes (docs/fabric_report.md has an example of each):
   inventory, else inferred here from the results) failing pairs that cross switches while every pair inside a
   switch passes are the switch's: ``leaf`` (every failing pair has an end behind one leaf: its uplinks),
   ``between`` (two groups: the uplinks of either, or the spines between them), ``spine`` (failing pairs on many
-  leaves: a spine or its cables), ``spine_layer`` (every pair across leaves failed). Without any grouping,
-  ``path``: one host fails with several partners and reaches line rate with others, its retests do not make it a
-  node (the fault is above it).
+  leaves: a spine or its cables), ``spine_layer`` (every pair across leaves failed). ``path``: one host fails
+  with several partners (pass 1, or its retest with a known-good one) and reaches line rate with others: the
+  fault is above it; or a node suspect that passes its retest behind its own switch only. ``fabric``: without
+  any grouping, failing pairs spread over hosts that all reach line rate elsewhere (three or more, or any next to
+  a path fault): a fault above the hosts that only the switch grouping can place.
 
 A host that reaches line rate with part of the fabric on a rail is never ``bad_node`` on that rail. Only failures
 that the link or its two ends can cause take part (NOT_THE_LINK): a missing rail, an invalid or ungated figure, a
@@ -38,8 +40,11 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches im
 # failure kinds that say nothing about the link between the two ends
 NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", "unreachable", "ungated", "refused"))
 NODE_VERDICTS = ("bad_node", "intermittent", "suspect")  # most serious first
-SCOPES = ("leaf", "between", "spine", "spine_layer", "path")
+SCOPES = ("leaf", "between", "spine", "spine_layer", "path", "fabric")
 PAIRS_LISTED = 20  # failing pairs a switch fault lists by name
+# without any grouping, this many failing pairs whose ends all reach line rate elsewhere (or any such pair next to a
+# path fault on the same rail) are a fault above the hosts, not as many bad links
+FABRIC_MIN_PAIRS = 3
 
 
 def implicates_link(res, exclude_hosts=()):
@@ -334,7 +339,9 @@ def _decide(host, runs, first, plane):
         if not passes:
             return "bad_node"
         return "path" if _path_above_node(host, plane, passes, first["leaf_of"]) else "intermittent"
-    return "cleared" if len(passes) == len(runs) else "intermittent"
+    # it reached line rate with part of the fabric in pass 1 and fails with a known-good partner now: the common
+    # element of its failures is the path above it (never a node verdict for a host that reached line rate)
+    return "cleared" if len(passes) == len(runs) else "path"
 
 
 def analyse_retests(plane, first):
@@ -347,7 +354,7 @@ def analyse_retests(plane, first):
         if verdict is None:
             continue
         decision[host] = verdict
-        if any(r["passed"] for r in runs[host]):
+        if verdict == "intermittent" and any(r["passed"] for r in runs[host]):
             # mixed: the known-good partners it failed with are not silently PASSED
             for res in runs[host]:
                 if not res["passed"]:
@@ -444,12 +451,12 @@ def _path_faults(plane, links, named):
         faults.append(_path_fault(plane, host, pairs))
 
 
-def _path_fault(plane, host, pairs, switch=None):
+def _path_fault(plane, host, pairs, switch=None, source=None):
     worst = _worst([r for pair in pairs for r in plane.failed.get(pair, ())]) or {}
     entry = {
         "verdict": "switch_fault",
         "scope": "path",
-        "source": "switch" if switch else None,
+        "source": source,
         "kind": plane.key[0],
         "rail": plane.key[1],
         "test": worst.get("test"),
@@ -467,6 +474,31 @@ def _path_fault(plane, host, pairs, switch=None):
     return entry
 
 
+def _fabric_fault(plane, links, retest):
+    """Failing pairs no host explains and no grouping places: a fault above the hosts, somewhere in the fabric."""
+    results = [r for pair in links for r in _pair_results(plane, pair, retest)]
+    worst = _worst(results)
+    hosts = sorted(set(h for pair in links for h in pair))
+    entry = {
+        "verdict": "switch_fault",
+        "scope": "fabric",
+        "source": None,
+        "kind": plane.key[0],
+        "rail": plane.key[1],
+        "test": worst.get("test"),
+        "switches": [],
+        "groups": {},
+        "hosts": hosts,
+        "failing": len(links),
+        "tested": len(links) + sum(len(plane.ok.get(h, ())) for h in hosts) // 2,
+        "inside_passing": 0,
+        "pairs": sorted(_worst(_pair_results(plane, p, retest))["link"] for p in links)[:PAIRS_LISTED],
+    }
+    entry.update(_brief(worst))
+    entry["_pairs"] = set(links)
+    return entry
+
+
 def judge_plane(plane, groups=None):
     """Every verdict of one plane: {nodes: [entries], links: [entries], faults: [entries], good, cleared}."""
     first = analyse_first_pass(plane, groups)
@@ -477,12 +509,16 @@ def judge_plane(plane, groups=None):
     for host, verdict in sorted(decision.items()):
         if verdict == "path":
             pairs = set(p for p in plane.failed if host in p)
-            faults.append(_path_fault(plane, host, pairs, first["leaf_of"].get(host)))
+            pairs.update(_pair(r["server"], r["client"]) for r in retest["runs"][host] if not r["passed"])
+            faults.append(_path_fault(plane, host, pairs, first["leaf_of"].get(host), first["source"]))
             named.add(host)
     links = _remaining_links(plane, first, retest, named)
     if not first["leaf_of"]:
         path, links = _path_faults(plane, links, named)
         faults += path
+        if links and (faults or len(links) >= FABRIC_MIN_PAIRS):
+            faults.append(_fabric_fault(plane, links, retest))
+            links = set()
     cleared = set(h for h, v in decision.items() if v == "cleared")
     link_entries = [_link_entry(_pair_results(plane, pair, retest), cleared) for pair in sorted(links)]
     return {"nodes": nodes, "links": link_entries, "faults": faults, "good": first["good"], "cleared": cleared}

@@ -377,7 +377,8 @@ class _Retest:
         own = switch_of(self.groups, subject, rails[0], None)
         ranks = {}
         for host in good or ():
-            if host != subject and set(rails) <= self.host_rails.get(host, set()):
+            named = set(r for r in rails if r is not None)  # a result without a rail name: any partner has it
+            if host != subject and named <= self.host_rails.get(host, set()):
                 other = switch_of(self.groups, host, rails[0], None)
                 ranks[host] = (host in failed_with, own is None or other != own)
         return ranks

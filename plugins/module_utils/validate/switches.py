@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import lldp as _lldp
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import Index
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
 
 SOURCES = ("topology", "lldp", "inventory", "inferred")

@@ -151,8 +151,12 @@ def test_one_gpu_node_fails_fewer_than_min_hosts():
         "validation needs at least two reachable hosts with an RDMA port, fix the failed hosts"
     ]
     assert rep["failed_hosts"] == [
-        {"host": "gpu01", "failure_kind": "unmeasured", "reason": "no pair result: the host was never measured",
-         "culprit": False}
+        {
+            "host": "gpu01",
+            "failure_kind": "unmeasured",
+            "reason": "no pair result: the host was never measured",
+            "culprit": False,
+        }
     ]
     assert not rep["headline"].startswith("PASSED")
     suites = dict((s.get("name"), s) for s in ET.fromstring(RR.to_junit(rep)).findall("testsuite"))
