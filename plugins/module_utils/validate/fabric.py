@@ -28,7 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
 
 VERSION = 1
 
