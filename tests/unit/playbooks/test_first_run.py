@@ -19,7 +19,7 @@ import yaml
 
 from tests.lab.sysfs_tree import build_tree
 from tests.unit.playbooks.test_example_inventory import EXAMPLE, ROOT, _env
-from tests.unit.playbooks.test_example_inventory import example as example  # noqa: F401 - the fixture
+from tests.unit.playbooks.test_example_inventory import example  # noqa: F401 - the fixture
 
 PLAYBOOKS = ROOT / "playbooks"
 # rdma_stack's task groups: skipped where a test proves the install play's batching, not the role.
@@ -59,7 +59,7 @@ def _run(inventories, playbook, *args, cwd, check=False):
     argv = [str(Path(sys.executable).with_name("ansible-playbook"))]
     for inventory in inventories:
         argv += ["-i", str(inventory)]
-    argv += [str(PLAYBOOKS / playbook), *(["--check"] if check else []), *args]
+    argv += [str(PLAYBOOKS / playbook), *(["--check"] if check else []), *args]  # an absolute path stays as it is
     env = dict(_env(), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
     proc = subprocess.run(argv, env=env, cwd=str(cwd), capture_output=True, text=True, timeout=600, check=False)
     return Run(proc.returncode, proc.stdout + proc.stderr)
@@ -217,3 +217,35 @@ def test_an_unwritable_report_dir_fails_before_preflight(example, tmp_path):  # 
     assert host == "localhost"
     assert msg.startswith("ibtune_report_dir=%s cannot be created (Not a directory)" % (blocker / "reports"))
     assert run.names()[-1] == "Make this run's report folder (or say why it cannot be used)"
+
+
+NCCL_ENV_PLAY = """
+- name: nccl_env on a host whose ports are not of the declared link layer
+  hosts: gpu-a01
+  gather_facts: false
+  tasks:
+    - name: The facts nccl_env reads
+      ansible.builtin.setup: {gather_subset: [min, network]}
+    - name: nccl_env's derive step
+      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive.yml}
+"""
+
+
+def test_nccl_env_refuses_a_file_without_nccl_ib_hca_for_a_declared_rdma_fabric(example):  # noqa: F811
+    play = example["dir"] / "nccl_env_derive.yml"
+    play.write_text(NCCL_ENV_PLAY)
+    # Ethernet declared, the ports are InfiniBand: no RoCE port is active, NCCL_IB_HCA cannot be derived.
+    fabric = {"ibtune_fabric": {"link_layer": "Ethernet", "rate_gbps": 400, "rails": 8}, "ibtune_qos": {}}
+    run = _play_example(example, play, "-e", json.dumps(fabric))
+    assert run.rc == 2, run.output[-4000:]
+    [(host, msg)] = run.failures()
+    assert host == "gpu-a01"
+    assert msg.startswith(
+        "ibtune_fabric declares a Ethernet fabric, but gpu-a01 has no ACTIVE LinkUp Ethernet port (ib_facts: active "
+    )
+    assert "nccl_env writes no file" in msg
+    # Naming the HCAs is the user's way out.
+    fabric["nccl_env_vars"] = {"NCCL_IB_HCA": "=mlx5_0:1"}
+    run = _play_example(example, play, "-e", json.dumps(fabric))
+    assert "Refuse an nccl.conf without NCCL_IB_HCA for a declared RDMA fabric" not in [h for h, _m in run.failures()]
+    assert not any("declares a Ethernet fabric" in (m or "") for _h, m in run.failures()), run.output[-3000:]
