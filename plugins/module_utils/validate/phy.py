@@ -17,7 +17,8 @@ __metaclass__ = type
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import cables as _cables
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import findings as _findings
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import Index, normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _fabric
 
 
