@@ -38,6 +38,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     violation_text,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.topology import apply as apply_topology
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict import (
     host_verdicts,
     line_rate_of,
@@ -76,6 +77,7 @@ def failure_message(report):
         if h["failure_kind"] not in NAMED_ELSEWHERE
     ]
     items += [f["msg"] for f in report.get("topology_findings") or [] if f.get("severity") == "error"]
+    items += _phy.error_messages(report)
     items += [x["text"] for x in report.get("suspect_cables") or []]
     items += [link_text(x) for x in report["suspect_links"]]
     items += [node_text(x) for x in report["suspect_nodes"]]
@@ -169,6 +171,7 @@ def build_report(
     line_rate_gbps=None,
     in_place=False,
     topology=None,
+    phy=None,
 ):
     """The whole verdict as one JSON-able dict (report.json); renderers turn it into the other files.
 
@@ -179,6 +182,7 @@ def build_report(
     (gate.check_thresholds) and used to name a systemic cause. ``in_place`` normalises the result
     dicts without copying them. ``topology`` (the fabric_validate topology stage's compact fabric,
     report_topology.py) adds suspect_cables, host_order and switch_counter_violations (these fail the run).
+    ``phy`` (the fabric_validate PHY stage's phy_verdict) adds phy_findings (report/phy.py; errors fail the run).
     Raises ValueError (one sentence) on bad settings or inputs.
     """
     # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
@@ -188,7 +192,7 @@ def build_report(
     try:
         return _build_report(
             results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology,
+            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology, phy,
         )  # fmt: skip
     finally:
         if collecting:
@@ -197,7 +201,7 @@ def build_report(
 
 def _build_report(
     results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology=None,
+    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology=None, phy=None,
 ):  # fmt: skip
     tolerance = float(regression_tolerance)
     if not 0.0 <= tolerance < 1.0:
@@ -338,6 +342,8 @@ def _build_report(
     }
     if topology is not None:
         apply_topology(report, topology)
+    if phy is not None:
+        _phy.apply(report, phy)
     report["headline"] = headline(report)
     report["message"] = (
         "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
@@ -372,6 +378,7 @@ def headline(report):
         )
     if t.get("topology_errors"):
         text += ", %s" % _plural(t["topology_errors"], "fabric check error")
+    text += _phy.headline_part(t)
     if t.get("failed_hosts"):
         text += ", %s of %d" % (_plural(t["failed_hosts"], "failed host"), t.get("expected_hosts") or 0)
     return ("PASSED: " if report["passed"] else "FAILED: ") + text
