@@ -9,7 +9,8 @@ lab fabric map. Lab only (installed as /opt/ibtune-lab/bin/mlxlink by tests/lab/
 The fabric map's "phy" key (tests/lab/fabric/phy_prefailure.json):
   {"ports": {"<node>/<dev>" or "lid-<LID>/<port>": {
       "lane_ber": {"<lane>": rate}        a lane's raw (pre-FEC) BER (default lanes 2e-10, 6e-10, 3e-10, 4e-10),
-      "climb_per_min": k                  every lane's rate grows by k x its base per minute since the clear,
+      "climb_per_min": {"<lane>": k}      that lane's rate grows by k x its base per minute since the clear
+                                          (a number: every lane),
       "temperature_c": 70,                the module's temperature (default 48; its alarm range -5..75),
       "rx_power_dbm": [..],               per-lane Rx power (default 1.9; alarm range -10.41..6),
       "effective_errors_per_min": n,      errors FEC could not correct (default 0: "15E-255"),
@@ -152,8 +153,12 @@ def figures(key, spec, fabric, speed, lanes):
     """Counters since the clear at this moment."""
     minutes = max(0.0, (now() - cleared_at(key, fabric)) / 60.0)
     lane_bits_per_min = speed / lanes * 1e9 * 60.0
-    climb = float(spec.get("climb_per_min", 0))
-    errors = [int(r * lane_bits_per_min * (minutes + climb * minutes * minutes / 2.0)) for r in lane_rates(spec, lanes)]
+    climb = spec.get("climb_per_min", 0)
+    climbs = [float(climb.get(str(i), 0)) if isinstance(climb, dict) else float(climb) for i in range(lanes)]
+    errors = [
+        int(r * lane_bits_per_min * (minutes + k * minutes * minutes / 2.0))
+        for r, k in zip(lane_rates(spec, lanes), climbs)
+    ]
     bits = lane_bits_per_min * minutes
     eff = int(float(spec.get("effective_errors_per_min", 0)) * minutes)
     return {
