@@ -99,6 +99,7 @@ def run(params, check_mode=False):
             line_rate_gbps=p.get("line_rate_gbps"),
             in_place=True,
             topology=p.get("topology"),
+            phy=p.get("phy"),
         )
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
@@ -149,6 +150,8 @@ def run(params, check_mode=False):
     if "suspect_cables" in report:
         result["suspect_cables"] = report["suspect_cables"]
         result["switch_counter_violations"] = report["switch_counter_violations"]
+    if "phy_findings" in report:
+        result["phy_findings"] = report["phy_findings"]
     # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
     # for thousands of pair results that is most of the module's time and a copy nobody reads.
     args = dict(p)
@@ -157,6 +160,8 @@ def run(params, check_mode=False):
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
     if args.get("topology") is not None:
         args["topology"] = "(the fabric's topology, not echoed)"
+    if args.get("phy") is not None:
+        args["phy"] = "(the PHY verdict, see report.json phy_findings)"
     result["invocation"] = {"module_args": args}
     failed = not report["passed"] and p["fail_on_failure"]
     return result, failed, warnings
