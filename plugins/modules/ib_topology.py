@@ -275,13 +275,10 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as swc
 from ansible_collections.ibtune.fabric.plugins.module_utils.host.process import run_once
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import (
-    CHECKS,
-    analyse,
-    hosts_from_facts,
-    load_golden,
-    parse_lfts,
-)
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import CHECKS, analyse
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.drift import load_golden
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_lfts
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.rails import hosts_from_facts
 
 
 def _read(module, path, what):

@@ -5,7 +5,7 @@
 (``cover_links``: every inter-switch link carries test traffic in each direction in few rounds) and
 the cable a set of failing pairs has in common (``name_cables``).
 
-Pure functions over topology.parse_ibnetdiscover() and topology.parse_lfts() results. A pair is
+Pure functions over parsers.parse_ibnetdiscover() and parsers.parse_lfts() results. A pair is
 [server, client]; the data of a bandwidth test (ib_write_bw) flows client -> server, so the pair's
 path is the client's route to the server's LID.
 """
@@ -17,7 +17,8 @@ __metaclass__ = type
 import heapq
 from collections import defaultdict
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import Index, normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
 
 MAX_HOPS = 64
 _RANK = {"leaf": 0, "spine": 1, "core": 2}

@@ -15,7 +15,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import Index, normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
 
 # IBA attribute names (perfquery, ibqueryerrors) -> the kernel's sysfs names used by counters.py.
 PMA_TO_SYSFS = {

@@ -28,7 +28,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.topology import normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
 
 VERSION = 1
 
@@ -115,6 +115,21 @@ def compact(result, hosts=None):
             if isinstance(f, dict)
         ],
     }
+
+
+# what the switch-counter read after the passes (fabric_topology's counters_after) replaces in the topology
+AFTER_PASSES_KEYS = ("switch_counter_violations", "isl_traffic")
+
+
+def after_passes(value, counters_after=None):
+    """The topology the report judges: ``value`` (compact or an ib_topology result) with the switch counter
+    violations and the ISL traffic of the read after the passes (``fabric_topology_counters_after``) in place
+    of the topology stage's, where that read has them."""
+    out = dict(value)
+    for key in AFTER_PASSES_KEYS:
+        if key in (counters_after or {}):
+            out[key] = counters_after[key]
+    return out
 
 
 def _node_type(guid, switch_guids):

@@ -22,6 +22,9 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabr
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.preflight import natural_key
 
 MAX_TCP_PORT = 65535
+# perftest processes on ports [base, base + OWN_PORT_SPAN) are this validation's (the leftover check); a pass
+# uses rounds x rails ports from base (tcp_port_for), so the window holds e.g. 512 rounds of 8 rails
+OWN_PORT_SPAN = 4096
 
 
 def rail_order(rails):
@@ -268,6 +271,27 @@ def pass_budget_s(n_rounds, run_s, connect_timeout, slack):
 def estimate_s(n_rounds, run_s, overhead_s=1.0):
     """What a healthy pass should take: rounds x (test + a little setup)."""
     return n_rounds * (float(run_s) + overhead_s)
+
+
+def own_ports(base_tcp_port):
+    """The TCP ports this validation's perftest processes may listen on (the leftover check's window)."""
+    base = int(base_tcp_port)
+    return range(base, min(base + OWN_PORT_SPAN, MAX_TCP_PORT + 1))
+
+
+def eta_sentence(n_rounds, run_s):
+    """How long a pass should take, for the play's output: rounds x test time, every rail in parallel."""
+    return "about %.1f min (%d x %s s tests, every rail in parallel)" % (
+        estimate_s(n_rounds, run_s) / 60.0,
+        n_rounds,
+        _plain(run_s),
+    )
+
+
+def _plain(number):
+    """10.0 -> "10", 2.5 -> "2.5" (as the role's variables were written)."""
+    number = float(number)
+    return "%d" % number if number == int(number) else "%s" % number
 
 
 def write_json(path, data):

@@ -217,6 +217,13 @@ def problems(facts, rails_option=None, expect=None, sysfs_root="/sys"):
     return found
 
 
+def summary(host, rails, found):
+    """One line for the play's output: the rails a host will be tested on, or why it will not be tested."""
+    if not found:
+        return "%s: %d rail(s) %s as expected" % (host, len(rails or []), ", ".join(r["rail"] for r in rails or []))
+    return "%s: FAILED preflight, not tested: %s" % (host, "; ".join(item["reason"] for item in found))
+
+
 def _fmt(value):
     value = float(value)
     return ("%d" % value) if value.is_integer() else ("%g" % value)

@@ -6,7 +6,9 @@ import json
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as P
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_lfts
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as VT
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
 from tests.conftest import FIXTURES
@@ -21,8 +23,8 @@ RAILS = {h: [{"rail": d, "device": d, "port": 1} for d in ("mlx5_0", "mlx5_1")] 
 
 
 def lab():
-    result = T.analyse((TOPO / "lab-subnet.ibnetdiscover").read_text(), None, INVENTORY)
-    result["routes"] = T.parse_lfts((TOPO / "lab-subnet.dump_lfts").read_text())
+    result = analyse((TOPO / "lab-subnet.ibnetdiscover").read_text(), None, INVENTORY)
+    result["routes"] = parse_lfts((TOPO / "lab-subnet.dump_lfts").read_text())
     return json.loads(json.dumps(VT.compact(json.loads(json.dumps(result)))))
 
 
@@ -32,7 +34,7 @@ def run(plan, small, bad):
     results = []
     for p in plan["pairs"]:
         for rail in p["rails"]:
-            hops = router.hops(T.normalize_guid(hosts[p["client"]][rail]), T.normalize_guid(hosts[p["server"]][rail]))
+            hops = router.hops(normalize_guid(hosts[p["client"]][rail]), normalize_guid(hosts[p["server"]][rail]))
             slow = any((a, ap) in bad for a, ap, _b, _bp in hops)
             results.append(
                 {"server": p["server"], "server_device": rail, "client": p["client"], "client_device": rail,

@@ -1,12 +1,17 @@
-"""Topology model: ibnetdiscover / iblinkinfo / LFT parsers on every corpus file and on real outputs
-captured from OpenSM + ibsim (tests/fixtures/topology), tiers, and the rail -> leaf port map."""
+"""ibnetdiscover / iblinkinfo / LFT parsers on every corpus file and on real outputs captured from OpenSM +
+ibsim (tests/fixtures/topology), and the model they build (links, tiers)."""
 
 import gzip
 import re
 
 import pytest
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import (
+    parse_iblinkinfo,
+    parse_ibnetdiscover,
+    parse_lfts,
+)
 from tests.conftest import FIXTURES, corpus_files, read_corpus
 
 TOPO = FIXTURES / "topology"
@@ -47,7 +52,7 @@ def test_every_corpus_topology_file_is_covered():
 def test_corpus_counts_match_an_independent_reading(name):
     text = read_corpus(name)
     switches, cas, links, leaves = _expected(text)
-    topo = T.parse_ibnetdiscover(text)
+    topo = parse_ibnetdiscover(text)
     assert len(topo["switches"]) == switches
     assert len(topo["cas"]) == cas
     # every node has its own section in these dumps, so each cable is printed from both ends
@@ -60,8 +65,8 @@ def test_corpus_counts_match_an_independent_reading(name):
 
 def test_ndr_fabric_model():
     text = read_corpus(NDR)
-    topo = T.parse_ibnetdiscover(text)
-    index = T.Index(topo)
+    topo = parse_ibnetdiscover(text)
+    index = Index(topo)
     # 40 Quantum-2 switches: the IBLEAF ones are leaves, the IBSPINE ones spines, by graph alone
     names = dict((s["guid"], s["name"]) for s in topo["switches"])
     assert {names[g] for g in topo["tiers"]["spine"]} == {n for n in names.values() if "IBSPINE" in n}
@@ -95,8 +100,8 @@ def test_ndr_fabric_model():
 
 
 def test_man_page_sample_chassis_header_and_mixed_widths():
-    topo = T.parse_ibnetdiscover(read_corpus("ibnetdiscover__man-page-sdr-chassis-and-non-chassis-nodes.txt"))
-    index = T.Index(topo)
+    topo = parse_ibnetdiscover(read_corpus("ibnetdiscover__man-page-sdr-chassis-and-non-chassis-nodes.txt"))
+    index = Index(topo)
     # 0x...3080 port 10 <-> 0x...0015 port 1: 4xSDR from one end, 1xSDR from the other: the worse view wins
     link = index.link_at[("0x005442ba00003080", 10)]
     assert (link["width"], link["speed"], link["kind"]) == (1, "SDR", "isl")
@@ -107,7 +112,7 @@ def test_man_page_sample_chassis_header_and_mixed_widths():
 
 
 def test_degenerate_fabric_one_ca():
-    topo = T.parse_ibnetdiscover(read_corpus("ibnetdiscover__degenerate-one-ca-no-switches.txt"))
+    topo = parse_ibnetdiscover(read_corpus("ibnetdiscover__degenerate-one-ca-no-switches.txt"))
     assert topo["switches"] == [] and topo["links"] == []
     (ca,) = topo["cas"]
     assert (ca["guid"], ca["host"], ca["device"]) == ("0xb8e92403009ca838", "dgx-gb200-n01-c1", "HCA-1")
@@ -116,11 +121,11 @@ def test_degenerate_fabric_one_ca():
 def test_warning_line_before_header_is_kept_aside():
     text = (TOPO / "ndr582-sim.ibnetdiscover").read_text()
     assert text.startswith("ibwarn: ")
-    topo = T.parse_ibnetdiscover(text)
+    topo = parse_ibnetdiscover(text)
     assert topo["warnings"] == [text.splitlines()[0]]
     assert len(topo["switches"]) == 40 and len(topo["cas"]) == 582
     # ibsim reports SDR everywhere and OpenSM gave its own LIDs: same graph, different LIDs
-    corpus = T.parse_ibnetdiscover(read_corpus(NDR))
+    corpus = parse_ibnetdiscover(read_corpus(NDR))
 
     def ends(t):
         return {(ln["a"]["guid"], ln["a"]["port"], ln["b"]["guid"], ln["b"]["port"]) for ln in t["links"]}
@@ -129,24 +134,8 @@ def test_warning_line_before_header_is_kept_aside():
     assert {(ln["width"], ln["speed"]) for ln in topo["links"]} == {(4, "SDR")}
 
 
-def test_normalize_guid_spellings():
-    assert T.normalize_guid("0c42:a103:0065:3e1c") == "0x0c42a10300653e1c"
-    assert T.normalize_guid("H-e09d7303007a5a68") == "0xe09d7303007a5a68"
-    assert T.normalize_guid("0x2c9030042dff1") == "0x0002c9030042dff1"
-    assert T.normalize_guid("not-a-guid") is None
-
-
-def test_split_description():
-    assert T.split_description("node12 mlx5_3") == ("node12", "mlx5_3")
-    assert T.split_description("node12 HCA-3") == ("node12", "HCA-3")
-    assert T.split_description("MT4129 ConnectX7   Mellanox Technologies") == (None, None)
-    assert T.split_description("Mellanox Technologies Aggregation Node") == (None, None)
-    assert T.is_factory_description("ubuntu mlx5_1")
-    assert T.short_name("MF0;B10-P1-IBSPINE-08:MQM9701/U1") == "B10-P1-IBSPINE-08"
-
-
 def test_iblinkinfo_corpus_default_format():
-    rows = T.parse_iblinkinfo(read_corpus(corpus_files("iblinkinfo__")[0].name))
+    rows = parse_iblinkinfo(read_corpus(corpus_files("iblinkinfo__")[0].name))
     text = read_corpus(corpus_files("iblinkinfo__")[0].name)
     assert len(rows) == text.count("==(")
     down = [r for r in rows if r["state"] == "Down"]
@@ -161,7 +150,7 @@ def test_iblinkinfo_corpus_default_format():
 
 def test_iblinkinfo_from_the_simulated_subnet():
     text = gzip.decompress((TOPO / "ndr582-sim.iblinkinfo.gz").read_bytes()).decode()
-    rows = T.parse_iblinkinfo(text)
+    rows = parse_iblinkinfo(text)
     assert len(rows) == text.count("==(")
     assert {r["lane_gbps"] for r in rows if r["state"] == "Active"} == {2.5}
     assert len([r for r in rows if r["node_type"] == "switch"]) == len(re.findall(r"^\s+\d+\s+\d+\[", text, re.M))
@@ -169,23 +158,10 @@ def test_iblinkinfo_from_the_simulated_subnet():
 
 def test_lfts_from_dump_lfts_and_ibroute():
     text = gzip.decompress((TOPO / "ndr582-sim.dump_lfts.gz").read_bytes()).decode()
-    tables = T.parse_lfts(text)
+    tables = parse_lfts(text)
     assert len(tables) == text.count("Unicast lids") == 40
     assert sum(len(t) for t in tables.values()) == len(re.findall(r"^0x[0-9a-f]{4} \d{3} :", text, re.M))
-    one = T.parse_lfts((TOPO / "ndr582-sim.ibroute-lid73").read_text())
+    one = parse_lfts((TOPO / "ndr582-sim.ibroute-lid73").read_text())
     assert list(one) == ["0x2c5eab0300b87b40"]
     assert one["0x2c5eab0300b87b40"] == tables["0x2c5eab0300b87b40"]
     assert one["0x2c5eab0300b87b40"][1] == 37  # "0x0001 037 : (Channel Adapter ... 'B11-P1-CUFM-02 mlx5_0')"
-
-
-def test_map_rails_and_host_order():
-    topo = T.parse_ibnetdiscover(read_corpus(NDR))
-    hosts = {
-        "a08-p1-dgx-04-c17": {"mlx5_5": "e09d:7303:007a:5a68"},
-        "a06-p1-dgx-02-c01": {"mlx5_5": "e09d:7303:0085:7d78", "mlx5_9": "0000:0000:0000:0001"},
-    }
-    mapped = T.map_rails(topo, hosts)
-    rail = mapped["rails"]["a08-p1-dgx-04-c17"]["mlx5_5"]
-    assert (rail["switch"], rail["port"], rail["tier"]) == ("A09-P1-IBLEAF-04-04", 17, "leaf")
-    assert mapped["missing"] == [{"host": "a06-p1-dgx-02-c01", "device": "mlx5_9", "guid": "0x0000000000000001"}]
-    assert T.host_order(mapped) == ["a06-p1-dgx-02-c01", "a08-p1-dgx-04-c17"]

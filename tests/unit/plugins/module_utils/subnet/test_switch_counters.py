@@ -3,14 +3,14 @@ after ibsim's PerformanceSet raised counters): host counter rules, findings nami
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as S
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover
 from tests.conftest import FIXTURES, corpus_files, read_corpus
 
 TOPO = FIXTURES / "topology"
 
 
 def _sim_topo():
-    return T.parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
+    return parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
 
 
 def test_perfquery_corpus_extended_and_error_details():
@@ -98,7 +98,7 @@ def test_perfquery_deltas_on_the_simulated_subnet():
 
 
 def _lab_topo():
-    return T.parse_ibnetdiscover((TOPO / "lab-subnet.ibnetdiscover").read_text())
+    return parse_ibnetdiscover((TOPO / "lab-subnet.ibnetdiscover").read_text())
 
 
 def _data_snapshot(name, topo):
