@@ -127,6 +127,18 @@ options:
         route, in the forwarding tables OpenSM programmed), orders hosts by leaf and port, and counts the
         topology's C(switch_counter_violations) as failures like host ones.
     type: dict
+  checks:
+    description:
+      - Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
+        multi-node NCCL check): C({suite, name, kind, passed, message, hosts, figures, culprits}).
+      - A failed check fails the report; each culprit C({host, reason, failure_kind}) is a failed host, the other
+        hosts of the checks passed hosts. They appear in every file (a JUnit testsuite per suite, a section of
+        summary.md and report.html, C(ibtune_check_passed) in ibtune.prom). Without pair results the report is the
+        checks' alone.
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.3.0
   dest:
     description: Controller directory for the report files; created when missing.
     type: path
@@ -383,6 +395,7 @@ ARGUMENT_SPEC = dict(
     fail_on_failure=dict(type="bool", default=True),
     run_id=dict(type="str"),
     topology=dict(type="dict"),
+    checks=dict(type="list", elements="dict", default=[]),
 )
 
 
