@@ -319,6 +319,13 @@ def _conclude(state, frame, results):
     if not failing:
         _verdict(state, "group", group, "every half passes: the fault shows only with the whole group")
         return
+    shared = set(failing[0]).intersection(*failing[1:]) if len(failing) > 1 else set()
+    if len(shared) == 1:
+        # overlapping halves (three hosts, none known good): the one host every failing test holds
+        _verdict(
+            state, "node", sorted(shared), "it is in every failing test (%s)" % ", ".join("+".join(f) for f in failing)
+        )
+        return
     for hosts in failing:
         suspects = [h for h in hosts if h in group and h not in state["known_good"]]
         if len(suspects) == 1 and len(hosts) == 2:

@@ -54,10 +54,12 @@ def attach(report, checks):
     totals["checks"] = len(checks)
     totals["failed_checks"] = len(failed)
     _hosts(report, checks)
-    if not report.get("results") and any(c["hosts"] for c in checks):
+    checks_only = not report.get("results") and any(c["hosts"] for c in checks)
+    if checks_only:
         # measured by the checks, not by pairs: the "no pair result" sentence does not apply
         report["problems"] = []
         report["passed"] = not (report.get("systemic") or report.get("failed_hosts"))
+        report["message"] = ""
     report["passed"] = bool(report.get("passed")) and not failed
     suffix = ", %d of %d %s failed" % (len(failed), len(checks), _suites(checks))
     head = report.get("headline") or ""
@@ -91,8 +93,11 @@ def _hosts(report, checks):
                     "failure_kind": str(culprit.get("failure_kind") or check["kind"]),
                     "reason": str(culprit.get("reason") or check["message"]),
                 }
-    measured = set(h for c in checks for h in c["hosts"])
-    passed = set(report.get("passed_hosts") or []) | (measured - set(failed))
+    # PASSED means measured and passing: a host whose only checks failed for its partner's fault is neither
+    # passed nor failed (the culprit is named; draining its healthy partner would be wrong)
+    measured = set(h for c in checks if c["passed"] for h in c["hosts"])
+    failing_only = set(h for c in checks if not c["passed"] for h in c["hosts"]) - measured
+    passed = (set(report.get("passed_hosts") or []) | measured) - failing_only
     report["failed_hosts"] = sorted(failed.values(), key=lambda h: h["host"])
     report["passed_hosts"] = sorted(passed - set(failed))
     report["expected_hosts"] = sorted(set(report.get("expected_hosts") or []) | measured | set(failed))
