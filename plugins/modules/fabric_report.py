@@ -134,6 +134,18 @@ options:
       - Adds C(phy_findings) naming each cable (both ends, switch port, serial); an error fails the validation,
         warnings (pre-failure signals) are listed in every report file.
     type: dict
+  checks:
+    description:
+      - Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
+        multi-node NCCL check): C({suite, name, kind, passed, message, hosts, figures, culprits}).
+      - A failed check fails the report; each culprit C({host, reason, failure_kind}) is a failed host, the other
+        hosts of the checks passed hosts. They appear in every file (a JUnit testsuite per suite, a section of
+        summary.md and report.html, C(ibtune_check_passed) in ibtune.prom). Without pair results the report is the
+        checks' alone.
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.2.0
   dest:
     description: Controller directory for the report files; created when missing.
     type: path
@@ -404,6 +416,7 @@ ARGUMENT_SPEC = dict(
     run_id=dict(type="str"),
     topology=dict(type="dict"),
     phy=dict(type="dict"),
+    checks=dict(type="list", elements="dict", default=[]),
 )
 
 

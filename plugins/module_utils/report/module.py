@@ -17,6 +17,8 @@ import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import load_baseline, update_baseline
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
     report_files,
     render_all,
@@ -101,14 +103,16 @@ def run(params, check_mode=False):
             topology=p.get("topology"),
             phy=p.get("phy"),
         )
+        # issue 24 hook: checks of other suites (NCCL across nodes) in the same verdict and files
+        attach_checks(report, p.get("checks"))
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
-    if not report["results"]:
+    if not report["results"] and not report.get("checks"):
         warnings.append(
             "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
         )
 
-    files = render_all(report, history=baseline)
+    files = extend_files(render_all(report, history=baseline), report)
     dest = p["dest"]
     paths = [os.path.join(dest, name) for name in report_files()]
     if not check_mode:
@@ -155,7 +159,7 @@ def run(params, check_mode=False):
     # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
     # for thousands of pair results that is most of the module's time and a copy nobody reads.
     args = dict(p)
-    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures"):
+    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
         if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
     if args.get("topology") is not None:
