@@ -131,6 +131,21 @@ def load_first(value):
     return [[normalize_guid(guid), int(port)] for guid, port in found or []]
 
 
+# what the switch-counter read after the passes (fabric_topology's counters_after) replaces in the topology
+AFTER_PASSES_KEYS = ("switch_counter_violations", "isl_traffic")
+
+
+def after_passes(value, counters_after=None):
+    """The topology the report judges: ``value`` (compact or an ib_topology result) with the switch counter
+    violations and the ISL traffic of the read after the passes (``fabric_topology_counters_after``) in place
+    of the topology stage's, where that read has them."""
+    out = dict(value)
+    for key in AFTER_PASSES_KEYS:
+        if key in (counters_after or {}):
+            out[key] = counters_after[key]
+    return out
+
+
 def _node_type(guid, switch_guids):
     return "switch" if guid in switch_guids else "ca"
 
