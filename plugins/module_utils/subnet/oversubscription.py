@@ -139,8 +139,8 @@ def _text(rows, design, tiers):
         rated = [r["ratio"] for r in rows if r["tier"] == tier and r["judged"] and r["ratio"] is not None]
         span = "%s..%s" % (ratio_text(min(rated)), ratio_text(max(rated))) if rated else "no uplink"
         parts.append(
-            "%d %s(s) %s, %d above the design %s"
-            % (len(agg["switches"]), tier, span, agg["above_design"], ratio_text(design))
+            "%d %s %s, %d above the design %s"
+            % (len(agg["switches"]), PLURAL[tier], span, agg["above_design"], ratio_text(design))
         )
     return "oversubscription as trained: " + "; ".join(parts)
 
