@@ -170,11 +170,24 @@ def ratios(shape, design=DEFAULT_DESIGN, leaf_rail=None):
 # -------------------------------------------------------------------------------- why it is over
 
 
+def _peers(shape, guid):
+    """The switches of its tier and group that have uplinks; a switch that lost every uplink is a group of its own,
+    so then those of its tier in every group."""
+    tier = shape.tier(guid)
+    mine = [g for g in shape.members(shape.group_of.get(guid), tier) if g != guid and shape.uplinks(g, lateral=False)]
+    if mine:
+        return mine + [guid]
+    return [
+        s["guid"]
+        for s in shape.topo["switches"]
+        if shape.tier(s["guid"]) == tier and shape.uplinks(s["guid"], lateral=False)
+    ]
+
+
 def _peer_deficits(shape, guid):
     """Upper switches this switch has fewer cables to than its tier's norm, where at least half of the
     switches of its tier and group reach them: [(upper guid, cables, norm)]."""
-    group, tier = shape.group_of.get(guid), shape.tier(guid)
-    peers = [g for g in shape.members(group, tier) if shape.uplinks(g, lateral=False)]
+    peers = _peers(shape, guid)
     sizes = dict((p, shape.trunk_sizes(p)) for p in peers)
     if len(peers) < 2:
         return []
@@ -236,7 +249,8 @@ def _slow_uplinks(shape, guid, usual):
 
 
 def _groups_with_leaves(shape):
-    return len([g for g in shape.groups if any(shape.tier(s) == "leaf" for s in g)])
+    """Groups with leaves and switches above them (a leaf that lost every uplink is a group of its own: not one)."""
+    return len([g for g in shape.groups if set(shape.tier(s) for s in g) >= {"leaf", "spine"}])
 
 
 def _deficit_text(shape, deficits):
@@ -310,6 +324,8 @@ def _message(row, design, reasons):
         )
     if reasons:
         return "%s; %s: re-cable or replace those uplinks." % (head, "; ".join(reasons))
+    if row["ratio"] is None:
+        return "%s: cable its uplinks." % head
     return (
         "%s; every uplink its peers have is there and trained like theirs: more ports down than up by design, "
         "so declare that ratio in fabric_topology_max_oversubscription if it is meant." % head

@@ -263,3 +263,14 @@ def test_a_design_that_is_not_a_positive_ratio_is_one_sentence(bad):
     with pytest.raises(ValueError, match="set fabric_topology_max_oversubscription to the fabric's design"):
         check_design(bad)
     assert check_design("2") == 2.0
+
+
+def test_a_leaf_left_with_no_uplink_is_named():
+    text = _without_uplinks((TOPO / "lab-subnet.ibnetdiscover").read_text(), "0002c90300a00001", (7, 8))
+    result = analyse(text, max_oversubscription=1.5)
+    (found,) = [f for f in result["findings"] if f["check"] == "oversubscription"]
+    assert found["msg"].startswith(
+        "lab-leaf1 (leaf, rail group mlx5_0) has 3 host ports (30 Gb/s) and no uplink: its hosts reach nothing beyond "
+        "it; missing against the other leaves: no cable to lab-spine1 (the norm 1), no cable to lab-spine2 (the norm 1)"
+    )
+    assert found["ratio"] is None and result["oversubscription"]["load_first"] == []
