@@ -28,6 +28,7 @@ import gc
 import math
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import find_regressions
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
@@ -260,11 +261,15 @@ def _check_settings(opts):
 
 
 def _saturated_of(items):
+    """Saturated counters, each with ``gated``: ib_counters says whether an increase of it fails the port; where
+    an older caller does not, the physical-layer counters (allowed no increase by default) are."""
     stuck = []
     for item in items or []:
         if isinstance(item, dict):
             entry = dict(item)
             entry["host"] = str(item.get("host") or "unknown")
+            if entry.get("gated") is None:
+                entry["gated"] = entry.get("counter") in host_counters.DEFAULT_THRESHOLDS
             stuck.append(entry)
     stuck.sort(key=lambda v: (v["host"], str(v.get("device")), int_or(v.get("port"), 0), str(v.get("counter"))))
     return stuck
