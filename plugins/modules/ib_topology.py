@@ -398,14 +398,17 @@ def main():
     if "dump_lfts" in outputs:
         result["routes"] = parse_lfts(outputs["dump_lfts"])
     if "ibqueryerrors" in outputs:
-        snap = swc.snapshot_from_ibqueryerrors(swc.parse_ibqueryerrors(outputs["ibqueryerrors"]), result)
+        parsed = swc.parse_ibqueryerrors(outputs["ibqueryerrors"])
+        snap = swc.snapshot_from_ibqueryerrors(parsed, result)
         found = (
             swc.switch_violations(p["counters_previous"], snap, result, p["counter_thresholds"], golden=golden)
             if p["counters_previous"] is not None
             else []
         )
         result.update(
-            switch_counters=snap, switch_counter_violations=found, switch_saturated=swc.switch_saturated(snap, result)
+            switch_counters=snap,
+            switch_counter_violations=found,
+            switch_saturated=swc.switch_saturated(snap, result, swc.ibqueryerrors_sources(parsed)),
         )
         if found:
             counters_msg = swc.describe(found)
