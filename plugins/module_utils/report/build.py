@@ -30,7 +30,7 @@ import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import find_regressions
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_of
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -300,7 +300,7 @@ def _apply_baseline(res, medians, regressed):
         res["baseline_gbps"] = None
         res["regressed"] = False
         return
-    key = (res["link"], res["test"])
+    key = (res["link"], params_of(res))
     res["baseline_gbps"] = medians.get(key)
     reg = regressed.get(key)
     res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
@@ -313,7 +313,7 @@ def _apply_baseline(res, medians, regressed):
 def _scan(results, regressions, medians):
     """One pass over every result (millions at 1024 hosts x 8 rails): baseline figures, failed pairs, the hosts
     seen, rounds and retests."""
-    regressed = dict(((r["link"], r["test"]), r) for r in regressions)
+    regressed = dict(((r["link"], tuple(r["params"][k] for k in PARAMS)), r) for r in regressions)
     seen, failed, rounds = set(), [], set()
     retests = 0
     for res in results:

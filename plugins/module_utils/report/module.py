@@ -16,7 +16,11 @@ import json
 import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import load_baseline, update_baseline
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import (
+    load_baseline,
+    locked,
+    update_baseline,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
     report_files,
     render_all,
@@ -142,9 +146,23 @@ RESULT_KEYS = (
 
 
 def run(params, check_mode=False):
-    """(result, failed, warnings) for the module's params; raises ReportError."""
-    p = params
-    _check_params(p)
+    """(result, failed, warnings) for the module's params; raises ReportError. With update_baseline the baseline is
+    read, compared and rewritten under its lock (baseline.locked): concurrent reports never lose an update."""
+    _check_params(params)
+    if not params["update_baseline"] or check_mode:
+        return _run(params, check_mode)
+    path = params["baseline_path"]
+    try:
+        directory = os.path.dirname(path) or "."
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        with locked(path):
+            return _run(params, check_mode)
+    except (IOError, OSError) as exc:
+        raise ReportError("cannot lock the baseline %s: %s" % (path, exc))
+
+
+def _run(p, check_mode):
     baseline = read_baseline(p["baseline_path"])
     report = _build(p, baseline)
     warnings = []
