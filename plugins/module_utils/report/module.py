@@ -21,6 +21,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline impo
     locked,
     update_baseline,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
     report_files,
     render_all,
@@ -85,7 +87,7 @@ def _check_params(p):
 
 REPORT_OPTIONS = (
     "regression_tolerance", "min_gbps", "run_id", "expected_hosts", "host_failures", "min_hosts", "min_peer_fraction",
-    "line_rate_gbps", "topology", "host_rails", "switch_groups", "lldp", "netdevs",
+    "line_rate_gbps", "topology", "host_rails", "switch_groups", "lldp", "netdevs", "phy",
 )  # fmt: skip
 
 
@@ -94,9 +96,12 @@ def _build(p, baseline):
     results.extend(read_results_files(p.get("results_paths")))
     options = dict((k, p[k]) for k in REPORT_OPTIONS if p.get(k) is not None)
     try:
-        return build_report(results, p["counter_violations"], p["saturated"], baseline, in_place=True, **options)
+        report = build_report(results, p["counter_violations"], p["saturated"], baseline, in_place=True, **options)
+        # issue 24 hook: checks of other suites (NCCL across nodes) in the same verdict and files
+        attach_checks(report, p.get("checks"))
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
+    return report
 
 
 def _write_files(dest, files, check_mode):
@@ -130,10 +135,10 @@ def _invocation(p):
     """The module arguments as Ansible echoes them (invocation.module_args), long lists summarised: for thousands
     of pair results echoing and scanning them for secrets is most of the module's time and a copy nobody reads."""
     args = dict(p)
-    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures"):
+    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
         if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
-    for key in ("topology", "lldp", "host_rails", "switch_groups", "netdevs"):
+    for key in ("topology", "lldp", "host_rails", "switch_groups", "netdevs", "phy"):
         if args.get(key) is not None:
             args[key] = "(not echoed, see report.json)"
     return {"module_args": args}
@@ -166,12 +171,12 @@ def _run(p, check_mode):
     baseline = read_baseline(p["baseline_path"])
     report = _build(p, baseline)
     warnings = []
-    if not report["results"]:
+    if not report["results"] and not report.get("checks"):
         warnings.append(
             "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
         )
     warnings += report.get("refused") or []
-    files = render_all(report, history=baseline)
+    files = extend_files(render_all(report, history=baseline), report)
     paths = _write_files(p["dest"], files, check_mode)
     baseline_updated = _write_baseline(p, baseline, report, check_mode)
     # The report files are this run's output, like a log: rewriting them is not a change to the
@@ -188,5 +193,7 @@ def _run(p, check_mode):
     if "suspect_cables" in report:
         result["suspect_cables"] = report["suspect_cables"]
         result["switch_counter_violations"] = report["switch_counter_violations"]
+    if "phy_findings" in report:
+        result["phy_findings"] = report["phy_findings"]
     failed = not report["passed"] and p["fail_on_failure"]
     return result, failed, warnings

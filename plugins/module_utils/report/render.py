@@ -23,6 +23,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     saturated_text,
     violation_text,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     median_of,
@@ -257,7 +258,7 @@ def to_junit(report):
     testcase per pair result, the failure `type` its failure_kind), suite `counters` (one per node)."""
     root = ET.Element("testsuites", name="ibtune.fabric validation")
     tests, failures = 0, 0
-    for suite in (_hosts_suite, _verdict_suite, _fabric_suite):
+    for suite in (_hosts_suite, _verdict_suite, _fabric_suite, _phy.junit_suite):
         t, f = suite(root, report)
         tests, failures = tests + t, failures + f
     pair_tests, pair_failures, total_time = _pairs_suite(root, report)
@@ -307,6 +308,7 @@ def _md_fabric(report):
         "Fabric checks",
         ["%s: %s" % (_md(f.get("severity")), _md(f["msg"])) for f in report.get("topology_findings") or []],
     )
+    lines += _phy.markdown_lines(report, _md)
     lines += _md_list(
         "Switch counter violations", [_md(v.get("msg")) for v in report.get("switch_counter_violations") or []]
     )
