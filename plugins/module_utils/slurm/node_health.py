@@ -19,7 +19,9 @@ Draining is guarded, because a fleet-wide quirk must not drain every node in one
 transient state (the RDMA class missing during a driver reload, an unreadable rate file, a port still training)
 drains only after `consecutive` checks in a row or `grace_s`; nothing is checked while rdma_stack's maintenance
 flag is up; and before draining itself the check asks slurmctld how many nodes already carry ibtune reasons and
-refuses past the fleet limit, saying so in its one line. A corrupt state file is rebuilt with a warning.
+refuses past the fleet limit, saying so in its one line. A corrupt state file is rebuilt with a warning. A node
+it drained is resumed by the first healthy check after (only while Slurm still holds it with the health check's
+own reason: each source resumes only what it drained; a validation never resumes it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -405,7 +407,29 @@ def drain_own_node(config, problem, today, run=None):
     rc, out = run(_slurm.drain_argv(name, reason, config["scontrol"]))
     if rc != 0:
         return "drain of %s failed (%s)" % (name, out.strip() or "rc=%d" % rc)
-    return _undo_if_raced(config, name, run) or "drained %s" % name
+    undone = _undo_if_raced(config, name, run)
+    if undone:
+        return undone
+    _write_state(_state_file(config, "drained.json"), {"node": name, "reason": reason})
+    return "drained %s" % name
+
+
+def resume_own_drain(config, run=None):
+    """On a healthy check after this check drained the node (its marker in the state directory): resume the node
+    if Slurm still holds it with the health check's reason, never one drained by another source. Returns the note
+    for the OK line, or None when there is nothing to resume (a healthy node asks slurmctld nothing)."""
+    marker = _state_file(config, "drained.json")
+    if not os.path.exists(marker):
+        return None
+    run = run or _run
+    name = node_name(config)
+    os.remove(marker)
+    rc, out = run([config["scontrol"], "show", "node", name, "--oneliner"])
+    mine = [n for n in _slurm.parse_show_node(out) if n["name"] == name] if rc == 0 else []
+    if not mine or not _slurm.is_held(mine[0]) or _slurm.reason_source(mine[0]["reason"]) != "health":
+        return None
+    rc, out = run(_slurm.resume_argv(name, config["scontrol"]))
+    return "resumed %s (its health-check drain: healthy again)" % name if rc == 0 else None
 
 
 def _run(argv):
@@ -486,9 +510,11 @@ def main(argv=None, run=None, stdout=None, now=None):
     warnings = []
     problems = run_checks(config, warnings)
     if not problems:
+        note = None
         if drain:
             update_streaks(config, [], now, warnings)
-        stdout.write("OK%s\n" % "".join(" [warning: %s]" % w for w in warnings))
+            note = resume_own_drain(config, run)
+        stdout.write("OK%s%s\n" % ("; " + note if note else "", "".join(" [warning: %s]" % w for w in warnings)))
         return 0
     line = _verdict_line(config, problems, drain, run, now)
     stdout.write(line + "".join(" [warning: %s]" % w for w in warnings) + "\n")

@@ -377,3 +377,34 @@ def test_a_corrupt_state_file_is_rebuilt_with_a_warning(node, content):
     assert rc == 0 and out.startswith("OK [warning: state file %s was corrupt (" % (state / "counters.json"))
     assert out.endswith("): rebuilt]\n")
     assert _main(["--config", node["path"]]) == (0, "OK\n")  # the next check reads the rebuilt file
+
+
+def test_a_healthy_check_resumes_only_its_own_drain(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))
+    assert _main(["--config", node["path"], "--drain"], run=scontrol)[1].endswith("; drained ibt-slurm-n2\n")
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "4: ACTIVE")
+    held = _fleet_text(
+        1, {"ibt-slurm-n2": ("ibtune: node-health: mlx5_1 port 1 is DOWN 2026-12-01", "2026-12-01T07:00:00")}
+    )
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (
+        0, "OK; resumed ibt-slurm-n2 (its health-check drain: healthy again)\n"
+    )  # fmt: skip
+    assert [c[-1] if c[1] == "update" else "show" for c in scontrol.calls] == ["show", "State=RESUME"]
+    # once resumed, a healthy node asks slurmctld nothing again
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (0, "OK\n") and scontrol.calls == []
+
+
+def test_a_healthy_check_never_resumes_another_sources_drain(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    _main(["--config", node["path"], "--drain"], run=Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2")))
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "4: ACTIVE")
+    # since then a validation drained it again with its own reason: the health check leaves it
+    held = _fleet_text(
+        1, {"ibt-slurm-n2": ("ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s)", "2026-12-01T08:00:00")}
+    )
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (0, "OK\n")
+    assert [c[1] for c in scontrol.calls] == ["show"]
