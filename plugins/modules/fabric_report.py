@@ -146,7 +146,7 @@ options:
         hosts by switch on Ethernet fabrics. O(topology) wins over it, it wins over O(switch_groups).
     type: dict
   netdevs:
-    description: Per host, C({device: [netdev]}) (ib_facts' netdevs), to map O(lldp)'s interfaces to RDMA devices.
+    description: "Per host, C({device: [netdev]}) (or ib_facts' devices), to map O(lldp)'s interfaces to RDMA devices."
     type: dict
   phy:
     description:

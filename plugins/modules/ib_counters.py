@@ -23,7 +23,7 @@ description:
     O(thresholds).
   - Counters pinned at their bit-width maximum are listed in C(saturated). Such a counter can no longer
     show an increase, so "no increase" would be a lie; clear them (C(perfquery -R)) before a run. One of a gated
-    class (C(gated), a threshold >= 0: the physical ones by default) fails the port like a violation (when
+    class (C(gated), a threshold >= 0, the physical ones by default) fails the port like a violation (when
     O(fail_on_violation)), with the fix in the message.
   - Values like C(N/A (no PMA)) and drivers without C(counters/) are skipped, not errors.
 extends_documentation_fragment:

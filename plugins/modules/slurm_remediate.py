@@ -19,15 +19,15 @@ description:
     C(ibtune: <reason of the verdict> <YYYY-MM-DD>) (the C(ibtune:) prefix is the collection's namespace)."
   - Never changes a node that is drained, down, failed or reserved for a reason that does not start with
     C(ibtune:), and never overwrites such a reason.
-  - Drains only the failed hosts the verdict blames (C(failed_hosts[].culprit), true in reports without it): a host
-    behind a switch fault, or one that could not be shown healthy (C(untested), C(ungated)), is left in service.
+  - "Drains only the failed hosts the verdict blames (C(failed_hosts[].culprit), true in reports without it): a host
+    behind a switch fault, or one that could not be shown healthy (C(untested), C(ungated)), is left in service."
   - "Resumes a node only when the fabric validation drained it (a reason C(ibtune:) that is not the node health
     check's C(ibtune: node-health:)), the verdict lists it as passed and O(resume=true): each source resumes only
     what it drained."
-  - Refuses the whole plan, failing with the list of nodes it would have drained, when the nodes already held with
+  - "Refuses the whole plan, failing with the list of nodes it would have drained, when the nodes already held with
     C(ibtune:) reasons (any source, earlier runs included) plus the new drains would be more than
     O(max_drain_fraction) of the partition or more than O(max_drain) nodes: five runs at 10% cannot drain half the
-    cluster. A systemic verdict drains nothing and fails with its sentence.
+    cluster. A systemic verdict drains nothing and fails with its sentence."
   - Must run where C(scontrol) reaches slurmctld as root or SlurmUser (Slurm refuses node updates to others).
 extends_documentation_fragment:
   - ibtune.fabric.attributes
