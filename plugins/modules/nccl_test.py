@@ -168,7 +168,7 @@ options:
     version_added: 0.3.0
   expect:
     description:
-      - What NCCL's log must show, from the plan: C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
+      - What NCCL's log must show, from the plan - C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
         C([mlx5_0])), C(gdr) (true/false), C(hosts) (default I(hosts)). Empty checks nothing.
     type: dict
     default: {}

@@ -46,13 +46,13 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict impor
     host_verdicts,
     line_rate_of,
     normalize_host_failures,
-    peer_gate,
     reached_threshold,
     systemic_cause,
     unmeasured_hosts,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import localize
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     fmt_gbps,

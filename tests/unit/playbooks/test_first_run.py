@@ -19,7 +19,7 @@ import yaml
 
 from tests.lab.sysfs_tree import build_tree
 from tests.unit.playbooks.test_example_inventory import EXAMPLE, ROOT, _env
-from tests.unit.playbooks.test_example_inventory import example  # noqa: F401 - the fixture
+from tests.unit.playbooks.test_example_inventory import example  # noqa: F401  # pylint: disable=unused-import
 
 PLAYBOOKS = ROOT / "playbooks"
 # rdma_stack's task groups: skipped where a test proves the install play's batching, not the role.
