@@ -3,9 +3,10 @@
 #
 #   bootstrap-host                      Debian packages, the venvs, the collections path (everything needs them)
 #   then side by side:
-#     lane "containers": images -> the Molecule scenarios (molecule/ORDER), one at a time -> bench-smoke
+#     lane "containers": images -> the Molecule scenarios (molecule/ORDER), one at a time
 #     lane "python":     lint -> sanity -> unit -> browser -> promtool -> build -> unit/sanity on the
-#                        lowest ansible-core requires_ansible claims (requirements/lowest.lock)
+#                        lowest ansible-core requires_ansible claims (requirements/lowest.lock) -> bench-smoke
+#                        (its own containers, ibt-labbench-*: it waits for the images, never for a scenario)
 # The lanes share no container, port or file: the Molecule scenarios and the bench use their own container names,
 # the python lane starts no container. A layer's output goes to build/logs/<layer>.log and is printed whole when
 # it ends (one layer at a time, never interleaved). TEST_LANES=1 runs everything one after the other.
@@ -16,6 +17,7 @@ cd "$root"
 logs="$root/build/logs"
 timings="$root/build/timings.txt"
 mkdir -p "$logs"
+rm -f "$logs/.images.done" "$logs/.images.failed"
 : >"$timings"
 lanes=${TEST_LANES:-2}
 start_all=$(date +%s)
@@ -47,15 +49,28 @@ python_lane() {
   layer python build make --no-print-directory build || return 1
   layer python unit-lowest make --no-print-directory unit-lowest || return 1
   layer python sanity-lowest make --no-print-directory sanity-lowest || return 1
+  wait_for_images || return 1
+  layer python bench-smoke "$root/scripts/bench-smoke.sh" || return 1
+}
+
+# bench-smoke needs the lab image the containers lane builds first.
+wait_for_images() {
+  while [ ! -e "$logs/.images.done" ]; do
+    [ -e "$logs/.images.failed" ] && { echo "bench-smoke: the images did not build (build/logs/images.log)"; return 1; }
+    sleep 5
+  done
 }
 
 containers_lane() {
-  layer containers images "$root/scripts/bootstrap.sh" all || return 1
+  if ! layer containers images "$root/scripts/bootstrap.sh" all; then
+    touch "$logs/.images.failed"
+    return 1
+  fi
+  touch "$logs/.images.done"
   local s
   for s in ${SCENARIOS:-$("$root/scripts/list-scenarios.sh")}; do
     layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || return 1
   done
-  layer containers bench-smoke make --no-print-directory bench-smoke || return 1
 }
 
 export PATH="$root/.venv/bin:$PATH"
@@ -68,10 +83,10 @@ if [ "$lanes" -ge 2 ]; then
   wait "$containers_pid"
   containers_rc=$?
 else
-  python_lane
-  python_rc=$?
   containers_lane
   containers_rc=$?
+  python_lane
+  python_rc=$?
 fi
 total=$(($(date +%s) - start_all))
 printf '%-24s %-10s %6ss  (python lane rc=%d, containers lane rc=%d)\n' total all "$total" "$python_rc" "$containers_rc" >>"$timings"
