@@ -232,7 +232,7 @@ NCCL_ENV_PLAY = """
     - name: The facts nccl_env reads
       ansible.builtin.setup: {gather_subset: [min, network]}
     - name: nccl_env's derive step
-      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive.yml}
+      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive}
 """
 
 

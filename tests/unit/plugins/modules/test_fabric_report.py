@@ -308,7 +308,12 @@ def test_results_paths_expected_hosts_and_host_failures(tmp_path):
     res = run_module(fabric_report, args)
     assert res.failed and res["passed"] is False and res["systemic"] is None
     assert res["failed_hosts"] == [
-        {"host": "node7", "failure_kind": "preflight", "reason": "no ACTIVE port on mlx5_0: check the cable"}
+        {
+            "host": "node7",
+            "failure_kind": "preflight",
+            "reason": "no ACTIVE port on mlx5_0: check the cable",
+            "culprit": True,
+        }
     ]
     assert res["passed_hosts"] == HOSTS
     assert res["msg"] == "Fabric validation failed: node7 (preflight): no ACTIVE port on mlx5_0: check the cable"
