@@ -39,18 +39,24 @@ layer() {
   return $rc
 }
 
-# A lane stops at its first failing layer (the other lane goes on, so one run shows every failure it can).
+# Every layer of a lane runs even when an earlier one failed (they do not depend on each other), so one run shows
+# every failure and every layer's time; the lane's status is non-zero when any of its layers failed.
 python_lane() {
-  layer python lint make --no-print-directory lint || return 1
-  layer python sanity make --no-print-directory sanity || return 1
-  layer python unit make --no-print-directory unit || return 1
-  layer python browser make --no-print-directory browser || return 1
-  layer python promtool make --no-print-directory promtool || return 1
-  layer python build make --no-print-directory build || return 1
-  layer python unit-lowest make --no-print-directory unit-lowest || return 1
-  layer python sanity-lowest make --no-print-directory sanity-lowest || return 1
-  wait_for_images || return 1
-  layer python bench-smoke "$root/scripts/bench-smoke.sh" || return 1
+  local rc=0
+  layer python lint make --no-print-directory lint || rc=1
+  layer python sanity make --no-print-directory sanity || rc=1
+  layer python unit make --no-print-directory unit || rc=1
+  layer python browser make --no-print-directory browser || rc=1
+  layer python promtool make --no-print-directory promtool || rc=1
+  layer python build make --no-print-directory build || rc=1
+  layer python unit-lowest make --no-print-directory unit-lowest || rc=1
+  layer python sanity-lowest make --no-print-directory sanity-lowest || rc=1
+  if wait_for_images; then
+    layer python bench-smoke "$root/scripts/bench-smoke.sh" || rc=1
+  else
+    rc=1
+  fi
+  return $rc
 }
 
 # bench-smoke needs the lab image the containers lane builds first.
@@ -67,10 +73,11 @@ containers_lane() {
     return 1
   fi
   touch "$logs/.images.done"
-  local s
+  local s rc=0
   for s in ${SCENARIOS:-$("$root/scripts/list-scenarios.sh")}; do
-    layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || return 1
+    layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || rc=1
   done
+  return $rc
 }
 
 export PATH="$root/.venv/bin:$PATH"
