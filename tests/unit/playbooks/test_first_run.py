@@ -19,6 +19,7 @@ import yaml
 
 from tests.lab.sysfs_tree import build_tree
 from tests.unit.playbooks.test_example_inventory import EXAMPLE, ROOT, _env
+
 # The example inventory's fixture, shared (pytest finds it by its name in this module).
 from tests.unit.playbooks.test_example_inventory import example  # noqa: F401  # pylint: disable=unused-import
 
