@@ -56,3 +56,15 @@ def test_the_task_file_installs_every_module_the_exporter_imports():
         todo.extend("%s/%s" % (pkg, mod or first) for pkg, mod, first in pattern.findall(text))
     packages = {n.split("/")[0] for n in needed}
     assert needed | {"%s/__init__" % p for p in packages} <= listed, sorted(needed - listed)
+
+
+def test_promtool_tests_cover_every_phy_alert_firing_and_not_firing():
+    rules = {r["alert"] for g in RULES["groups"] for r in g["rules"]}
+    doc = yaml.safe_load((ROOT / "tests" / "promtool" / "phy_test.yml").read_text())
+    assert doc["rule_files"] == ["../../roles/fabric_monitoring/files/prometheus/phy.rules.yml"]
+    firing, quiet = set(), set()
+    for test in doc["tests"]:
+        for check in test["alert_rule_test"]:
+            assert check["alertname"] in rules
+            (firing if check.get("exp_alerts") else quiet).add(check["alertname"])
+    assert sorted(rules - firing) == [] and sorted(rules - quiet) == []
