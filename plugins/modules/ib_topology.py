@@ -138,6 +138,12 @@ options:
     description: Also return the tools' raw outputs in RV(outputs) (to save a golden topology).
     type: bool
     default: false
+  phy:
+    description:
+      - A PHY verdict (the C(phy_verdict) filter over M(ibtune.fabric.ib_phy) readings): every link one end of which
+        was read gets C(serials) (end label to module serial) and C(cable), the name the PHY findings use, so a cable
+        is named the same way in the topology, the PHY findings and the suspect-cable verdict.
+    type: dict
 notes:
   - The tools need the C(ib_umad) kernel module and read access to C(/dev/infiniband/umad*) (root, or the
     C(rdma) group on distributions that grant it); C(ibnetdiscover) takes about a second per few hundred nodes.
@@ -175,7 +181,8 @@ cas:
   type: list
   elements: dict
 links:
-  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation).
+  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation); with
+    O(phy) also C(serials) and C(cable) where an end was read.
   returned: always
   type: list
   elements: dict
@@ -279,6 +286,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis impo
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.drift import load_golden
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_lfts
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.rails import hosts_from_facts
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.phy import annotate_links
 
 
 def _read(module, path, what):
@@ -351,6 +359,7 @@ def main():
             timeout=dict(type="int", default=120),
             fail_on_findings=dict(type="bool", default=False),
             return_outputs=dict(type="bool", default=False),
+            phy=dict(type="dict"),
         ),
         mutually_exclusive=[("golden", "golden_path")],
         supports_check_mode=True,
@@ -416,6 +425,11 @@ def main():
         result["switch_data_counters"] = data
         if p["data_counters_previous"] is not None:
             result["isl_traffic"] = swc.isl_traffic(p["data_counters_previous"], data, result, p["traffic_min_bytes"])
+    if p["phy"]:
+        try:  # the cables' serials (issue 22): each link names its cable as the PHY findings do
+            result["cables_with_serials"] = annotate_links(result, p["phy"])
+        except (ValueError, KeyError, TypeError) as exc:
+            module.fail_json(msg="phy: %s (give the phy_verdict filter's result)" % exc)
     if p["return_outputs"]:
         result["outputs"] = outputs
     result["changed"] = False
