@@ -37,6 +37,7 @@ import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as _counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as _nccl_env
+from ansible_collections.ibtune.fabric.plugins.module_utils.phy import health as _phy_health
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _slurm
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import sysfs as _sysfs
 
@@ -68,6 +69,7 @@ DEFAULTS = {
     # than maintenance_max_age_s is stale and ignored)
     "maintenance_flag": "/run/ibtune-maintenance",
     "maintenance_max_age_s": 7200,
+    "phy": {},  # the PHY part (phy/health.py): effective-BER sentinel and module alarms, off unless enabled
 }
 SCONTROL_TIMEOUT_S = 4
 
@@ -106,6 +108,10 @@ def normalise_config(raw):
     if not ports:
         raise ConfigError("no ports to check: list the node's RDMA ports under ports")
     config["ports"] = ports
+    try:
+        config["phy"] = _phy_health.config(config["phy"])
+    except ValueError as exc:
+        raise ConfigError(str(exc))
     return config
 
 
@@ -293,6 +299,7 @@ def run_checks(config, warnings=None):
         _write_state(state, snap)
     problems += check_gpudirect(root, config["gpudirect_module"])
     problems += check_nccl_conf(config["nccl_conf"], config["nccl_version"], config["link_layer"])
+    problems += _phy_health.node_problems(config["phy"], config["ports"])
     return problems
 
 
