@@ -157,7 +157,8 @@ def untested_hosts(hosts, pairs_list):
 def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_index=None):
     """Slice a pass into each host's sides, and list the pairs the join will expect.
 
-    ``rounds``: [[[server, client], ...], ...]; ``rails``: {host: [rail dicts]} (preflight.host_rails);
+    ``rounds``: [[[server, client], ...], ...] (an entry may be [server, client, [rail names]]: only those);
+    ``rails``: {host: [rail dicts]} (preflight.host_rails);
     ``addresses``: {host: address clients use to reach its server}; ``gid_index``: None, "auto"
     (each rail's RoCE v2 IPv4 GID from ib_facts) or a number for every rail.
 
@@ -173,10 +174,13 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
     lonely = []
     for round_index, round_pairs in enumerate(rounds):
         round_no = round_index + 1
-        for server, client in round_pairs:
+        for entry in round_pairs:
+            server, client = entry[0], entry[1]
+            # a retest entry [server, client, rails] runs on those rails only (the ones the subject failed on)
+            only = entry[2] if len(entry) > 2 and entry[2] else None
             srails = by_name.get(server, {})
             crails = by_name.get(client, {})
-            common = [name for name in order if name in srails and name in crails]
+            common = [name for name in order if name in srails and name in crails and (only is None or name in only)]
             if not common:
                 lonely.append({"server": server, "client": client, "round": round_no})
                 continue
