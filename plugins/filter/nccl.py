@@ -12,6 +12,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import result a
 
 _PLAN_KEYS = (
     "hosts",
+    "nodes",
     "host_ports",
     "host_gpus",
     "plans",
@@ -40,6 +41,9 @@ def nccl_plan_runs(spec):
     if unknown:
         raise AnsibleFilterError("nccl_plan: unknown key(s) %s: use %s." % (", ".join(unknown), ", ".join(_PLAN_KEYS)))
     args = dict(spec)
+    nodes = args.pop("nodes", None)
+    if nodes is not None:
+        args.update(_from_nodes(nodes))
     args["domains"] = args.get("domains") or None
     args["ranks_per_node"] = args.get("ranks_per_node") or None
     args["transport"] = args.get("transport") or None
@@ -47,6 +51,19 @@ def nccl_plan_runs(spec):
         return nccl_plan.build_runs(**args)
     except (nccl_plan.PlanError, TypeError) as exc:
         raise AnsibleFilterError("nccl_check: %s" % exc)
+
+
+def _from_nodes(nodes):
+    """[{host, ports, gpus, domain}] (one per host, what the role gathered) as build_runs' inputs."""
+    if not isinstance(nodes, list) or not all(isinstance(n, dict) and n.get("host") for n in nodes):
+        raise AnsibleFilterError("nccl_plan: nodes must be a list of {host, ports, gpus, domain}, got %r" % (nodes,))
+    domains = dict((n["host"], n["domain"]) for n in nodes if n.get("domain"))
+    return {
+        "hosts": [n["host"] for n in nodes],
+        "host_ports": dict((n["host"], list(n.get("ports") or [])) for n in nodes),
+        "host_gpus": dict((n["host"], int(n.get("gpus") or 0)) for n in nodes),
+        "domains": domains or None,
+    }
 
 
 class FilterModule(object):

@@ -157,7 +157,9 @@ options:
     type: path
     version_added: 0.3.0
   install_only:
-    description: Only write the torch benchmark to I(torch_script) (changed when its content changed) and return.
+    description:
+      - Only count the GPUs (C(gpus_found)) and, with I(torch_script), write the torch benchmark there (changed when
+        its content changed), then return.
     type: bool
     default: false
     version_added: 0.3.0
