@@ -86,7 +86,10 @@ def test_healthy_records_then_a_slow_node_is_bisected_and_named(cluster):
     assert out.returncode == 2, out.stdout[-4000:]
     assert [h["host"] for h in report["failed_hosts"]] == ["127.0.0.2"]
     assert report["failed_hosts"][0]["failure_kind"] == "nccl_node"
-    assert "slow node 127.0.0.2: it fails with known-good localhost" in out.stdout
+    # the play's failure message (the YAML callback wraps long lines)
+    assert "slow node 127.0.0.2: it fails with known-good localhost" in " ".join(out.stdout.split())
+    bisect = [c for c in report["checks"] if c["kind"] == "bisect"][0]
+    assert "localhost+127.0.0.1 passed, 127.0.0.2+127.0.0.3 FAILED" in bisect["message"]
     assert (tmp_path / "slow" / "junit.xml").exists() and (tmp_path / "slow" / "report.html").exists()
 
 
