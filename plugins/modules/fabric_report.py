@@ -129,8 +129,8 @@ options:
     type: dict
   checks:
     description:
-      - Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
-        multi-node NCCL check): C({suite, name, kind, passed, message, hosts, figures, culprits}).
+      - "Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
+        multi-node NCCL check): C({suite, name, kind, passed, message, hosts, figures, culprits})."
       - A failed check fails the report; each culprit C({host, reason, failure_kind}) is a failed host, the other
         hosts of the checks passed hosts. They appear in every file (a JUnit testsuite per suite, a section of
         summary.md and report.html, C(ibtune_check_passed) in ibtune.prom). Without pair results the report is the
