@@ -504,7 +504,12 @@ def _int_or_none(text):
 
 
 def _cross_checks(values, errors, warnings, context):
-    version, nccl_version, link_layer = context
+    """Checks across variables (each of the _CROSS_CHECKS adds to errors and warnings)."""
+    for check in _CROSS_CHECKS:
+        check(values, errors, warnings, context)
+
+
+def _cross_hca(values, errors, warnings, context):
     hca = values.get("NCCL_IB_HCA")
     if hca and not _check_hca(hca):
         hca_errors, hca_warnings = _hca_checks(hca)
@@ -512,6 +517,10 @@ def _cross_checks(values, errors, warnings, context):
             errors.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
         for message in hca_warnings:
             warnings.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
+
+
+def _cross_gid(values, errors, warnings, context):
+    version, nccl_version, link_layer = context
     gid = values.get("NCCL_IB_GID_INDEX")
     gid_value = _int_or_none(gid)
     if gid is not None and gid_value is not None and gid_value != -1:
@@ -535,6 +544,9 @@ def _cross_checks(values, errors, warnings, context):
                     % (gid, which),
                 )
             )
+
+
+def _cross_sockets(values, errors, warnings, context):
     nthreads = _int_or_none(values.get("NCCL_SOCKET_NTHREADS"))
     nsocks = _int_or_none(values.get("NCCL_NSOCKS_PERTHREAD"))
     if nthreads and nsocks and nthreads * nsocks > 64:
@@ -546,6 +558,9 @@ def _cross_checks(values, errors, warnings, context):
                 % (nthreads * nsocks),
             )
         )
+
+
+def _cross_ctas(values, errors, warnings, context):
     low, high = _int_or_none(values.get("NCCL_MIN_CTAS")), _int_or_none(values.get("NCCL_MAX_CTAS"))
     if low and high and low > high:
         errors.append(
@@ -555,11 +570,17 @@ def _cross_checks(values, errors, warnings, context):
                 "NCCL_MIN_CTAS=%s is above NCCL_MAX_CTAS=%s: make the minimum <= the maximum" % (low, high),
             )
         )
+
+
+def _cross_timeout(values, errors, warnings, context):
     timeout = _int_or_none(values.get("NCCL_IB_TIMEOUT"))
     if timeout == 0:
         warnings.append(
             _issue("NCCL_IB_TIMEOUT", "0", "NCCL_IB_TIMEOUT=0 means an infinite timeout: a dead link hangs the job")
         )
+
+
+def _cross_tc(values, errors, warnings, context):
     tc = _int_or_none(values.get("NCCL_IB_TC"))
     if tc is not None and 0 <= tc <= 255 and tc & 3 == 3:
         warnings.append(
@@ -570,6 +591,9 @@ def _cross_checks(values, errors, warnings, context):
                 "use DSCP << 2 | 2 (ECT0) or | 1 (ECT1), e.g. %s" % (tc, (tc >> 2) << 2 | 2),
             )
         )
+
+
+def _cross_ib_disabled(values, errors, warnings, context):
     if values.get("NCCL_IB_DISABLE") == "1":
         for name in ("NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_TIMEOUT"):
             if name in values:
@@ -589,6 +613,9 @@ def _cross_checks(values, errors, warnings, context):
 # --- KEY=VALUE files ---------------------------------------------------------------------------
 
 
+_CROSS_CHECKS = (_cross_hca, _cross_gid, _cross_sockets, _cross_ctas, _cross_timeout, _cross_tc, _cross_ib_disabled)
+
+
 def parse_conf(text):
     """Parse an nccl.conf as NCCL does. Returns (env, problems).
 
@@ -599,91 +626,89 @@ def parse_conf(text):
     env = {}
     first_line = {}
     problems = []
-
-    def problem(lineno, severity, variable, value, message):
-        problems.append(
-            {"line": lineno, "severity": severity, "variable": variable, "value": value, "message": message}
-        )
-
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw
         if line.endswith("\r"):
             line = line[:-1]
-            problem(
-                lineno,
-                "warning",
-                None,
-                None,
-                "line %d ends in CR (a DOS line end): NCCL before 2.27 keeps the CR in the value" % lineno,
-            )
+            message = "line %d ends in CR (a DOS line end): NCCL before 2.27 keeps the CR in the value" % lineno
+            problems.append(_conf_problem(lineno, "warning", None, None, message))
         if line.startswith("#") or line == "":
             continue
-        if "=" not in line:
-            if line.strip():
-                severity = "warning" if line.strip().startswith("#") else "error"
-                problem(lineno, severity, None, line, "line %d has no '=': NCCL skips it" % lineno)
+        found, name, value = _conf_line(lineno, line)
+        problems += found
+        if name is None:
             continue
-        name, value = line.split("=", 1)
-        if name.strip().startswith("#"):
-            problem(
-                lineno,
-                "error",
-                None,
-                line,
-                "line %d: a comment must start in column 1 ('#' first), or NCCL reads it as a variable" % lineno,
-            )
-            continue
-        if name.startswith("export "):
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d starts with 'export': NCCL would set a variable named %r; write %s=%s"
-                % (lineno, name, name[len("export ") :].strip(), value),
-            )
-            continue
-        if name != name.strip():
-            problem(
-                lineno,
-                "error",
-                name.strip(),
-                value,
-                "line %d: NCCL keeps the spaces around the name, so %r is not %s: remove the spaces"
-                % (lineno, name, name.strip()),
-            )
-            continue
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d: NCCL does not strip quotes, so %s would be %s with the quotes: remove them"
-                % (lineno, name, value),
-            )
-        elif " #" in value or "\t#" in value:
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d: NCCL has no end-of-line comments, so %s would be %r: move the comment to its own line"
-                % (lineno, name, value),
-            )
         if name in first_line:
-            problem(
+            message = "line %d sets %s again: NCCL keeps the first value (line %d) and ignores this one" % (
                 lineno,
-                "warning",
                 name,
-                value,
-                "line %d sets %s again: NCCL keeps the first value (line %d) and ignores this one"
-                % (lineno, name, first_line[name]),
+                first_line[name],
             )
+            problems.append(_conf_problem(lineno, "warning", name, value, message))
             continue
         first_line[name] = lineno
         env[name] = value
     return env, problems
+
+
+def _conf_problem(lineno, severity, variable, value, message):
+    return {"line": lineno, "severity": severity, "variable": variable, "value": value, "message": message}
+
+
+def _conf_line(lineno, line):
+    """(problems, name or None when NCCL sets nothing from the line, value) of one KEY=VALUE line."""
+    if "=" not in line:
+        if not line.strip():
+            return [], None, None
+        severity = "warning" if line.strip().startswith("#") else "error"
+        return [_conf_problem(lineno, severity, None, line, "line %d has no '=': NCCL skips it" % lineno)], None, None
+    name, value = line.split("=", 1)
+    unread = _unread_line(lineno, line, name, value)
+    if unread:
+        return [unread], None, None
+    return _misread_value(lineno, name, value), name, value
+
+
+def _unread_line(lineno, line, name, value):
+    """The problem of a line whose variable NCCL does not set as written, None for a plain NAME=value."""
+    if name.strip().startswith("#"):
+        message = "line %d: a comment must start in column 1 ('#' first), or NCCL reads it as a variable" % lineno
+        return _conf_problem(lineno, "error", None, line, message)
+    if name.startswith("export "):
+        message = "line %d starts with 'export': NCCL would set a variable named %r; write %s=%s" % (
+            lineno,
+            name,
+            name[len("export ") :].strip(),
+            value,
+        )
+        return _conf_problem(lineno, "error", name, value, message)
+    if name != name.strip():
+        message = "line %d: NCCL keeps the spaces around the name, so %r is not %s: remove the spaces" % (
+            lineno,
+            name,
+            name.strip(),
+        )
+        return _conf_problem(lineno, "error", name.strip(), value, message)
+    return None
+
+
+def _misread_value(lineno, name, value):
+    """Values NCCL reads with what was meant as syntax in them: quotes, end-of-line comments."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        message = "line %d: NCCL does not strip quotes, so %s would be %s with the quotes: remove them" % (
+            lineno,
+            name,
+            value,
+        )
+        return [_conf_problem(lineno, "error", name, value, message)]
+    if " #" in value or "\t#" in value:
+        message = "line %d: NCCL has no end-of-line comments, so %s would be %r: move the comment to its own line" % (
+            lineno,
+            name,
+            value,
+        )
+        return [_conf_problem(lineno, "error", name, value, message)]
+    return []
 
 
 def lint_conf(text, nccl_version=None, link_layer=None, strict=False):
