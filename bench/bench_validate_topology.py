@@ -17,7 +17,8 @@ sys.path.insert(0, os.path.join(ROOT, ".collections"))
 sys.path.insert(0, ROOT)
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as P  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index  # noqa: E402
 from bench.bench_topology import rail_fabric  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as VT  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report  # noqa: E402
@@ -75,7 +76,7 @@ def main():
 def synthetic_routes(topo):
     """Up/down routes of bench_topology's rail fabric: a leaf sends its own hosts' LIDs down, the rest up to
     spine (host number mod spines, as minhop spreads destinations); a spine sends each CA LID to its leaf."""
-    index = T.Index(topo)
+    index = Index(topo)
     spines = sorted(g for g in topo["tiers"]["spine"])
     lfts = dict((sw["guid"], {}) for sw in topo["switches"])
     for ca in topo["cas"]:
@@ -91,7 +92,7 @@ def synthetic_routes(topo):
 
 def fleet(hosts=512, rails=8):
     text, inv = rail_fabric(hosts, rails)
-    result = T.analyse(text, None, inv)
+    result = analyse(text, None, inv)
     result["routes"] = synthetic_routes(result)
     ms, small = timed(lambda: VT.compact(result))
     print(

@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import preflight
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan, preflight
 
 _PORT_RE = re.compile(r"\s-p\s+(\d+)(\s|$)")
 
@@ -57,8 +57,16 @@ def host_failures(expected, reached, problems=None, plan_failures=None):
     return out
 
 
+def preflight_summary(host, rails=None, problems=None):
+    return preflight.summary(host, rails, problems)
+
+
 def own_leftovers(lines, ports):
-    """pgrep -a lines of perftest processes whose -p port is one of ours (others are not ours)."""
+    """pgrep -a lines of perftest processes whose -p port is one of ours (others are not ours).
+
+    ``ports``: the ports, or the validation's base TCP port (its window: plan.own_ports)."""
+    if isinstance(ports, (int, str)):
+        ports = plan.own_ports(ports)
     ours = set(int(p) for p in ports or [])
     out = []
     for line in lines or []:
@@ -76,4 +84,5 @@ class FilterModule(object):
             "validate_settings": validate_settings,
             "host_failures": host_failures,
             "own_leftovers": own_leftovers,
+            "preflight_summary": preflight_summary,
         }

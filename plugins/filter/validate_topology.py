@@ -19,6 +19,10 @@ def validate_topology(result, hosts=None):
         raise AnsibleFilterError("validate_topology: %s" % exc)
 
 
+def topology_after_passes(topology, counters_after=None):
+    return _vt.after_passes(topology, counters_after)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"validate_topology": validate_topology}
+        return {"validate_topology": validate_topology, "topology_after_passes": topology_after_passes}

@@ -61,7 +61,9 @@ options:
     description: Seed of the C(random) strategy.
     type: str
   groups:
-    description: Per host, its group (e.g. leaf switch), for C(cross_group).
+    description:
+      - Per host, its group (e.g. leaf switch), for C(cross_group); a group may also be a dict of rail name (or
+        device) to leaf switch. Without O(topology) the retest picks partners on the same switch from it.
     type: dict
   pairs:
     description: The C(explicit) strategy's pairs, as [server, client] lists.
@@ -74,8 +76,15 @@ options:
   retest_from:
     description:
       - Path of a joined first-pass results file (M(ibtune.fabric.fabric_join)). When set, the pass
-        retests suspect nodes and both ends of suspect links against known-good partners.
+        retests suspect nodes and both ends of suspect links against known-good partners, on the rails they
+        failed on only, with a partner on the same switch first (O(topology), else O(groups)), never the partner
+        a pair failed with when another exists. Pass 1 is judged as M(ibtune.fabric.fabric_report) judges it (the
+        peer gate O(min_peer_fraction) applied, hosts behind a switch fault are no subjects).
     type: path
+  min_peer_fraction:
+    description: The report's peer gate, applied to pass 1 before choosing what to retest (C(0) turns it off).
+    type: float
+    default: 0.9
   exclude:
     description: Hosts that must not serve as known-good partners (counter violations, failed preflight).
     type: list
@@ -176,6 +185,15 @@ budget_s:
   description: The most seconds the pass may take on a host (the async budget).
   returned: always
   type: int
+ideal_s:
+  description: Rounds x O(run_s), the pass's time if every test ran back to back with no overhead.
+  returned: always
+  type: float
+eta_msg:
+  description: How long the pass should take, one line for the play's output.
+  returned: always
+  type: str
+  sample: about 0.2 min (3 x 2 s tests, every rail in parallel)
 uncovered_isls:
   description: Directed inter-switch links the C(cover_links) rounds do not cross, each with from, to, text
     and reason (no candidate pair's route crosses it, or the round budget ran out).
@@ -197,6 +215,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 
 
 def run_module(module):
@@ -205,7 +224,11 @@ def run_module(module):
     if p["retest_from"]:
         with open(p["retest_from"]) as handle:
             first = json.load(handle)
-        rounds = pairs_utils.retest_rounds(first, hosts=p["hosts"], exclude=p["exclude"])
+        groups = switches.resolve(topology=p["topology"], group_var=p["groups"])
+        rounds = pairs_utils.retest_plan(
+            first, hosts=p["hosts"], exclude=p["exclude"], rails=p["rails"], groups=groups,
+            min_peer_fraction=p["min_peer_fraction"],
+        )  # fmt: skip
     gid = p["gid_index"]
     if gid in ("", "null"):
         gid = None
@@ -254,6 +277,8 @@ def run_module(module):
         slice_dir=slice_dir,
         estimate_s=plan_utils.estimate_s(plan["rounds"], p["run_s"]),
         budget_s=plan_utils.pass_budget_s(plan["rounds"], p["run_s"], p["connect_timeout"], p["slack"]),
+        ideal_s=plan["rounds"] * p["run_s"],
+        eta_msg=plan_utils.eta_sentence(plan["rounds"], p["run_s"]),
         msg="pass %d: %d round(s) of %s over %d host(s), %d pair(s), %d side(s)"
         % (
             p["pass_number"],
@@ -289,6 +314,7 @@ def main():
             pass_number=dict(type="int", default=1, no_log=False),
             retest_from=dict(type="path"),
             exclude=dict(type="list", elements="str", default=[]),
+            min_peer_fraction=dict(type="float", default=0.9),
             expect_rails=dict(type="list", elements="str", default=[]),
             base_tcp_port=dict(type="int", default=18515),
             gid_index=dict(type="raw"),

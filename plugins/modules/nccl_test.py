@@ -170,9 +170,9 @@ options:
     version_added: 0.3.0
   expect:
     description:
-      - "What NCCL's log must show, from the plan: C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
-        C([mlx5_0])), C(gdr) (true/false), C(channels) (C(P2P), C(SHM), C(NET): every channel that way), C(hosts)
-        (default I(hosts)). Empty checks nothing."
+      - What NCCL's log must show, from the plan - C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
+        C([mlx5_0])), C(gdr) (true/false), C(channels) (C(P2P), C(SHM) or C(NET), every channel that way), C(hosts)
+        (default I(hosts)). Empty checks nothing.
     type: dict
     default: {}
     version_added: 0.3.0

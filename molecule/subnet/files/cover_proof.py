@@ -12,7 +12,8 @@ import sys
 sys.path.insert(0, sys.argv[3])
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid  # noqa: E402
 
 
 def main():
@@ -39,17 +40,17 @@ def main():
         return
     with open(sys.argv[4]) as handle:
         traces = json.load(handle)
-    index = T.Index(result)
+    index = Index(result)
     traced = set()
     for text in traces:
         current = None
         for line in text.splitlines():
             start = re.match(r"^From ca \{(0x[0-9a-f]+)\}", line)
             if start:
-                current = T.normalize_guid(start.group(1))
+                current = normalize_guid(start.group(1))
             hop = re.match(r"^\[(\d+)\] -> (switch|ca) port \{(0x[0-9a-f]+)\}\[(\d+)\]", line)
             if hop:
-                out_port, guid = int(hop.group(1)), T.normalize_guid(hop.group(3))
+                out_port, guid = int(hop.group(1)), normalize_guid(hop.group(3))
                 if hop.group(2) == "switch" and index.is_switch(current):
                     traced.add((current, out_port))
                 current = guid

@@ -1,6 +1,7 @@
 """The fabric_validate wiring filters."""
 
-from ansible_collections.ibtune.fabric.plugins.filter import validate
+from ansible_collections.ibtune.fabric.plugins.filter import validate, validate_topology
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
 
 
 def test_unreachable_and_preflight_failed_hosts_are_reported_never_dropped():
@@ -24,3 +25,29 @@ def test_only_our_ports_are_leftovers():
         "103 ib_read_lat -d mlx5_1 -p 18530 10.0.0.2",
     ]
     assert validate.own_leftovers(lines, range(18515, 18600)) == [lines[0], lines[2]]
+
+
+def test_leftovers_by_base_port_use_the_plans_window():
+    lines = ["101 ib_write_bw -d mlx5_0 -p 18515", "102 ib_write_bw -p 22611", "103 ib_write_bw -p 22610"]
+    # [base, base + 4096): what the role's Jinja computed before the window moved into plan.own_ports
+    assert validate.own_leftovers(lines, 18515) == [lines[0], lines[2]]
+    assert validate.own_leftovers(lines, "18515") == [lines[0], lines[2]]
+    assert list(plan.own_ports(65000))[-1] == 65535
+
+
+def test_preflight_summary_names_the_rails_or_every_reason():
+    rails = [{"rail": "mlx5_0:1"}, {"rail": "mlx5_1:1"}]
+    assert validate.preflight_summary("n1", rails, []) == "n1: 2 rail(s) mlx5_0:1, mlx5_1:1 as expected"
+    problems = [{"reason": "rail mlx5_0:1 is DOWN"}, {"reason": "expected 2 rails, found 1"}]
+    assert validate.preflight_summary("n2", rails[1:], problems) == (
+        "n2: FAILED preflight, not tested: rail mlx5_0:1 is DOWN; expected 2 rails, found 1"
+    )
+
+
+def test_the_report_judges_the_switch_counters_read_after_the_passes():
+    stage = {"version": 1, "links": [1], "switch_counter_violations": [{"delta": 1}], "isl_traffic": {"total": 2}}
+    after = {"switch_counter_violations": [], "switch_saturated": [{"port": 3}], "msg": "ok"}
+    out = validate_topology.topology_after_passes(stage, after)
+    assert out == dict(stage, switch_counter_violations=[])  # only the two keys; isl_traffic absent after: kept
+    assert stage["switch_counter_violations"] == [{"delta": 1}]  # the input is not changed
+    assert validate_topology.topology_after_passes(stage, {}) == stage

@@ -19,6 +19,7 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
     )
     assert not res.failed and res["rounds"] == 3 and res["pairs"] == 6 and res["sides"] == 24
     assert res["participants"] == HOSTS and res["host_failures"] == []
+    assert res["ideal_s"] == 30 and res["eta_msg"] == "about 0.6 min (3 x 10 s tests, every rail in parallel)"
     slices = dict((h, json.loads((tmp_path / "pass1" / ("%s.json" % h)).read_text())) for h in HOSTS)
     assert all(len(s) == 6 for s in slices.values())  # 3 rounds x 2 rails
     sides = []
@@ -37,7 +38,7 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
     joined = run_module(
         fabric_join, {"plan": res["plan_file"], "sides": sides, "min_link_fraction": 0.9, "dest": str(dest)}
     )
-    assert joined["results"] == 12 and joined["failed_results"] == 1
+    assert joined["result_count"] == 12 and joined["failed_results"] == 1
     assert joined["failure_kinds"] == {"below_threshold": 1}
     assert "180.0 Gb/s < 360.0 Gb/s" in joined["failures"][0]
     assert len(json.loads(dest.read_text())) == 12
@@ -46,7 +47,8 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
 def test_second_pass_retests_against_known_good_and_bars_excluded(tmp_path):
     first = []
     for a, b in (("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"), ("n1", "n4"), ("n2", "n3")):
-        first.append({"server": a, "client": b, "passed": (a, b) != ("n2", "n3"), "pass": 1})
+        ok = (a, b) != ("n2", "n3")
+        first.append({"server": a, "client": b, "passed": ok, "pass": 1, "bw_avg_gbps": 390.0 if ok else 150.0})
     path = tmp_path / "first.json"
     path.write_text(json.dumps(first))
     res = run_module(

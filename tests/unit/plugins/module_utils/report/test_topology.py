@@ -10,7 +10,8 @@ import pytest
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as S
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as P
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as VT
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import to_junit, to_markdown
@@ -41,7 +42,7 @@ def cover_links_run(bad=None):
     bad = BAD_ISL if bad is None else bad
     hosts = inventory()
     small = json.loads(json.dumps(VT.compact(ib_topology_result())))
-    # the corpus fabric's own check findings (a rail swap, unequal trunks: test_topology_checks.py) would fail
+    # the corpus fabric's own check findings (a rail swap, unequal trunks: subnet/test_checks.py) would fail
     # every report; these tests are about the pairs and the cables
     assert any(f["severity"] == "error" for f in small["findings"])
     small["findings"] = []
@@ -56,7 +57,7 @@ def cover_links_run(bad=None):
         for rail in p["rails"]:
             s_dev, c_dev = device[p["server"]][rail], device[p["client"]][rail]
             hops = router.hops(
-                T.normalize_guid(topo_hosts[p["client"]][c_dev]), T.normalize_guid(topo_hosts[p["server"]][s_dev])
+                normalize_guid(topo_hosts[p["client"]][c_dev]), normalize_guid(topo_hosts[p["server"]][s_dev])
             )
             slow = any((a, ap) in bad for a, ap, _b, _bp in hops)
             results.append(measure(p, {"s": s_dev, "c": c_dev}, slow, p["round"]))
@@ -106,7 +107,7 @@ def test_a_healthy_run_with_topology_passes_and_names_no_cable():
 
 
 def switch_violations():
-    topo = T.parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
+    topo = parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
     before = S.snapshot_from_ibqueryerrors(S.parse_ibqueryerrors((TOPO / "ndr582-sim.ibqueryerrors").read_text()), topo)
     after = S.snapshot_from_ibqueryerrors(
         S.parse_ibqueryerrors((TOPO / "ndr582-sim-errors.ibqueryerrors").read_text()), topo

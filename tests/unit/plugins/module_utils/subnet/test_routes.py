@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid, split_description
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover, parse_lfts
 from tests.conftest import FIXTURES
 
 TOPO = FIXTURES / "topology"
@@ -18,8 +19,8 @@ TOPO = FIXTURES / "topology"
 
 @functools.cache
 def _sim():
-    topo = T.parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
-    lfts = T.parse_lfts(gzip.decompress((TOPO / "ndr582-sim.dump_lfts.gz").read_bytes()).decode())
+    topo = parse_ibnetdiscover((TOPO / "ndr582-sim.ibnetdiscover").read_text())
+    lfts = parse_lfts(gzip.decompress((TOPO / "ndr582-sim.dump_lfts.gz").read_bytes()).decode())
     return topo, lfts
 
 
@@ -28,18 +29,18 @@ def _tracert(name):
     text = (TOPO / name).read_text()
     src = re.search(r"^From ca \{(0x[0-9a-f]+)\} portnum (\d+)", text, re.M)
     hops = []
-    prev = (T.normalize_guid(src.group(1)), None)
+    prev = (normalize_guid(src.group(1)), None)
     for out, guid, port, kind in re.findall(
         r"^\[(\d+)\] -> (?:switch|ca) port \{(0x[0-9a-f]+)\}\[(\d+)\].*?$()", text, re.M
     ):
         del kind
-        hops.append((prev[0], int(out), T.normalize_guid(guid), int(port)))
-        prev = (T.normalize_guid(guid), int(port))
+        hops.append((prev[0], int(out), normalize_guid(guid), int(port)))
+        prev = (normalize_guid(guid), int(port))
     dst = re.search(r"^To ca \{(0x[0-9a-f]+)\}", text, re.M)
     # ibsim gives CA ports GUID = node GUID + 1; the topology names the CA by its node GUID
     last = hops[-1]
-    hops[-1] = (last[0], last[1], T.normalize_guid(dst.group(1)), last[3])
-    return T.normalize_guid(src.group(1)), T.normalize_guid(dst.group(1)), hops
+    hops[-1] = (last[0], last[1], normalize_guid(dst.group(1)), last[3])
+    return normalize_guid(src.group(1)), normalize_guid(dst.group(1)), hops
 
 
 def test_routes_from_lfts_match_ibtracert():
@@ -68,9 +69,15 @@ def _disjoint(rounds):
     return True
 
 
+@functools.cache
+def _sim_plan():
+    topo, lfts = _sim()
+    return R.plan_cover(None, lfts, topo, max_rounds=8)
+
+
 def test_cover_links_on_the_582_hca_fabric():
     topo, lfts = _sim()
-    plan = R.plan_cover(None, lfts, topo, max_rounds=8)
+    plan = _sim_plan()
     isl_cables = len([lk for lk in topo["links"] if lk["kind"] == "isl"])
     assert plan["total"] == 2 * isl_cables
     assert plan["covered"] == plan["coverable"] == plan["total"]
@@ -239,7 +246,7 @@ def _fat_tree(leaves, spines, trunk, hosts, seed):
 )
 def test_property_rounds_disjoint_and_every_coverable_isl_covered(leaves, spines, trunk, hosts, seed):
     text, lfts = _fat_tree(leaves, spines, trunk, hosts, seed)
-    topo = T.parse_ibnetdiscover(text)
+    topo = parse_ibnetdiscover(text)
     assert len(topo["tiers"]["leaf"]) == leaves and len(topo["tiers"]["spine"]) == spines
     plan = R.plan_cover(None, lfts, topo, max_rounds=10**6)
     assert _disjoint(plan["rounds"])
@@ -273,7 +280,7 @@ def test_paths_for_report_results_name_the_cable():
     by_desc = {c["description"]: c["guid"] for c in topo["cas"]}
     hosts = {}
     for desc, guid in by_desc.items():
-        host, device = T.split_description(desc)
+        host, device = split_description(desc)
         if host:
             hosts.setdefault(host, {})[device] = guid.replace("0x", "")
     rounds, _uncovered = R.cover_links_rounds(None, lfts, topo)
@@ -282,8 +289,8 @@ def test_paths_for_report_results_name_the_cable():
     router = R.Router(topo, lfts)
     for pairs in rounds:
         for server, client in pairs:
-            s_host, s_dev = T.split_description(server)
-            c_host, c_dev = T.split_description(client)
+            s_host, s_dev = split_description(server)
+            c_host, c_dev = split_description(client)
             if not s_host or not c_host:
                 continue
             hops = router.hops(by_desc[client], by_desc[server])
@@ -308,3 +315,37 @@ def test_paths_for_report_results_name_the_cable():
     (one,) = [p for group in R.paths_for_results([lat], lfts, topo, hosts) for p in group]
     bw = [p for group in R.paths_for_results([results[0]], lfts, topo, hosts) for p in group][0]
     assert len(one["path"]) == 2 * len(bw["path"])
+
+
+def _covered_per_round(plan, topo, lfts, wanted):
+    """How many of ``wanted`` directed ISLs each round covers first, followed through the LFTs again."""
+    router = R.Router(topo, lfts)
+    seen, out = set(), []
+    for pairs in plan["rounds"]:
+        now = set()
+        for server, client in pairs:
+            now |= {(h[0], h[1]) for h in R.pair_hops(router, plan["endpoints"], server, client) or []}
+        out.append(len((now - seen) & wanted))
+        seen |= now
+    return out
+
+
+def test_cover_links_loads_an_oversubscribed_fabrics_uplinks_first():
+    from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
+
+    topo, lfts = _sim()
+    # the simulated subnet has the corpus dump's cabling: 12 leaves above 1:1, 193 uplink ports
+    load_first = analyse((TOPO / "ndr582-sim.ibnetdiscover").read_text())["oversubscription"]["load_first"]
+    wanted = R.load_first_isls(topo, load_first)
+    assert (len(load_first), len(wanted)) == (193, 386)
+    first = R.plan_cover(None, lfts, topo, max_rounds=8, load_first=load_first)
+    plain = _sim_plan()
+    assert first["covered"] == plain["covered"] == plain["total"] and _disjoint(first["rounds"])
+    # the plan's own count agrees with the routes followed again
+    assert first["load_first"]["per_round"] == _covered_per_round(first, topo, lfts, wanted)
+    assert sum(first["load_first"]["per_round"]) == first["load_first"]["directions"] == 386
+    # the uplinks come first: at every round at least as many of them covered as without, more by round 2
+    with_first, without = first["load_first"]["per_round"], _covered_per_round(plain, topo, lfts, wanted)
+    cumulative = [(sum(with_first[: n + 1]), sum(without[: n + 1])) for n in range(len(with_first))]
+    assert all(a >= b for a, b in cumulative) and cumulative[1][0] > cumulative[1][1]
+    assert plain["load_first"] == {"directions": 0, "per_round": [0] * len(plain["rounds"])}

@@ -9,7 +9,9 @@ import pytest
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as P
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import topology as T
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import normalize_guid, split_description
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover, parse_lfts
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as VT
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.preflight import natural_key
 from tests.conftest import FIXTURES
@@ -27,10 +29,10 @@ def _texts():
 
 def inventory():
     """{host: {device: node guid}} as ib_facts would report it (colon-less hex), from the CA descriptions."""
-    topo = T.parse_ibnetdiscover(_texts()[0])
+    topo = parse_ibnetdiscover(_texts()[0])
     hosts = {}
     for ca in topo["cas"]:
-        host, device = T.split_description(ca["description"])
+        host, device = split_description(ca["description"])
         if host and not ca["aggregation_node"]:
             hosts.setdefault(host, {})[device] = ca["guid"][2:]
     return hosts
@@ -39,8 +41,8 @@ def inventory():
 def ib_topology_result(hosts=None):
     """What ib_topology returns with routes (after Ansible's JSON round trip: string LIDs)."""
     text, lfts = _texts()
-    result = T.analyse(text, None, inventory() if hosts is None else hosts)
-    result["routes"] = T.parse_lfts(lfts)
+    result = analyse(text, None, inventory() if hosts is None else hosts)
+    result["routes"] = parse_lfts(lfts)
     return json.loads(json.dumps(result))
 
 
@@ -106,7 +108,7 @@ def test_cover_links_through_the_plan_on_the_582_hca_fabric():
     # check coverage independently: every planned rail pair followed through the LFTs again
     topo, lfts, topo_hosts = VT.expand(small)
     router = R.Router(topo, lfts)
-    guid = {h: {r["rail"]: T.normalize_guid(topo_hosts[h][r["device"]]) for r in rails[h]} for h in names}
+    guid = {h: {r["rail"]: normalize_guid(topo_hosts[h][r["device"]]) for r in rails[h]} for h in names}
 
     def isls(server, client, rail):
         hops = router.hops(guid[client][rail], guid[server][rail]) or []
@@ -131,7 +133,7 @@ def test_cover_links_through_the_plan_on_the_582_hca_fabric():
 
 
 def test_cover_links_every_hca_its_own_host_covers_every_isl():
-    topo = T.parse_ibnetdiscover(_texts()[0])
+    topo = parse_ibnetdiscover(_texts()[0])
     hosts = {c["guid"]: {"hca": c["guid"]} for c in topo["cas"] if not c["aggregation_node"]}
     small = VT.compact(ib_topology_result(hosts={}), hosts=hosts)
     rails = {h: [{"rail": "r", "device": "hca", "port": 1}] for h in hosts}
