@@ -20,6 +20,7 @@ _KEYS = (
     "derive_hca",
     "nccl_version",
     "fabric",
+    "inspector",
 )
 
 
