@@ -40,8 +40,10 @@ def main():
     rendered = time.perf_counter() - start
     print("lines: %d (%.1f MB)" % (len(data), sum(len(x) for x in data) / 1e6))
     print("parse + aggregate: %.2f s, %.0f lines/s" % (parsed, len(data) / parsed))
-    print("render: %.4f s, %d bytes, %d samples (bound %d)" % (rendered, len(text), agg.series_count(),
-                                                              inspector.max_series()))
+    print(
+        "render: %.4f s, %d bytes, %d samples (bound %d)"
+        % (rendered, len(text), agg.series_count(), inspector.max_series())
+    )
 
 
 if __name__ == "__main__":

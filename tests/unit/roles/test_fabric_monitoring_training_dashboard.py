@@ -88,8 +88,13 @@ def test_shape_variables_and_layout():
 def test_the_correlation_panel_holds_the_five_signals_of_one_node():
     (panel,) = [p for p in _panels() if p["title"] == CORRELATION]
     exprs = [t["expr"] for t in panel["targets"]]
-    wanted = ("ibtune_nccl_collective_seconds_total", "ibtune:pcie_saturation_ratio", "node_infiniband_symbol_error_total",
-              "ibtune_nccl_fallback", "ibtune_nccl_warnings")
+    wanted = (
+        "ibtune_nccl_collective_seconds_total",
+        "ibtune:pcie_saturation_ratio",
+        "node_infiniband_symbol_error_total",
+        "ibtune_nccl_fallback",
+        "ibtune_nccl_warnings",
+    )
     for name in wanted:
         assert any(name in e for e in exprs), name
     assert all(e.startswith(("sum by(instance)", "max by(instance)")) for e in exprs)  # one line per node
@@ -98,8 +103,10 @@ def test_the_correlation_panel_holds_the_five_signals_of_one_node():
 
 @needs_promtool
 def test_every_query_parses(tmp_path):
-    rules = [{"record": "ibtune:training_dashboard_query_%d" % i, "expr": _substitute(t["expr"])}
-             for i, t in enumerate(t for p in _panels() for t in p["targets"])]
+    rules = [
+        {"record": "ibtune:training_dashboard_query_%d" % i, "expr": _substitute(t["expr"])}
+        for i, t in enumerate(t for p in _panels() for t in p["targets"])
+    ]
     path = tmp_path / "q.rules.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "q", "rules": rules}]}))
     check = subprocess.run(["promtool", "check", "rules", str(path)], capture_output=True, text=True, check=False)
@@ -123,22 +130,35 @@ def _live_series():
 def test_the_correlation_panel_on_the_real_run_shows_collectives_and_pcie_together(tmp_path):
     (panel,) = [p for p in _panels() if p["title"] == CORRELATION]
     nccl, pcie = (_substitute(panel["targets"][i]["expr"], "h200:9100", "4244") for i in (0, 1))
+
     # t=0 is the exporter's first window. The copy loop filled PCIe from ~14 s to ~22 s. The job alternates a 4-byte
     # Broadcast and a 64 MiB AllReduce on one communicator, so at 1 s the 2.28 Inspector almost always samples the
     # Broadcast: the AllReduce time (19 s) lands when its next sample does, at 20 s (docs/fabric_monitoring.md).
     def both(time, nccl_high, pcie_high):
         return [
-            {"expr": "(%s) > bool 1" % nccl, "eval_time": time,
-             "exp_samples": [{"labels": '{instance="h200:9100"}', "value": int(nccl_high)}]},
-            {"expr": "(%s) > bool 0.9" % pcie, "eval_time": time,
-             "exp_samples": [{"labels": '{instance="h200:9100"}', "value": int(pcie_high)}]},
+            {
+                "expr": "(%s) > bool 1" % nccl,
+                "eval_time": time,
+                "exp_samples": [{"labels": '{instance="h200:9100"}', "value": int(nccl_high)}],
+            },
+            {
+                "expr": "(%s) > bool 0.9" % pcie,
+                "eval_time": time,
+                "exp_samples": [{"labels": '{instance="h200:9100"}', "value": int(pcie_high)}],
+            },
         ]
 
-    tests = [{
-        "interval": "2s",
-        "input_series": _live_series(),
-        "promql_expr_test": both("8s", False, False) + both("16s", False, True) + both("20s", True, True),
-    }]
-    (tmp_path / "t.yml").write_text(yaml.safe_dump({"rule_files": [str(RULES)], "evaluation_interval": "2s", "tests": tests}))
-    run = subprocess.run(["promtool", "test", "rules", "t.yml"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    tests = [
+        {
+            "interval": "2s",
+            "input_series": _live_series(),
+            "promql_expr_test": both("8s", False, False) + both("16s", False, True) + both("20s", True, True),
+        }
+    ]
+    (tmp_path / "t.yml").write_text(
+        yaml.safe_dump({"rule_files": [str(RULES)], "evaluation_interval": "2s", "tests": tests})
+    )
+    run = subprocess.run(
+        ["promtool", "test", "rules", "t.yml"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
     assert run.returncode == 0, run.stdout + run.stderr
