@@ -23,6 +23,7 @@ _KEYS = (
     "fabric",
     "qos_model",
     "use_qos",
+    "inspector",
 )
 
 

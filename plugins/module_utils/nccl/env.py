@@ -24,6 +24,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.schema import (
     FUNCTIONS,
     LEGACY_LEVELS,
     NCCL_SOURCE,
+    PLUGIN_VARIABLES,
     VARIABLES,
     parse_version,
     strtoll,
@@ -89,7 +90,7 @@ def _edit_distance(a, b):
 
 
 def did_you_mean(name):
-    candidates = list(VARIABLES) + list(FOREIGN)
+    candidates = list(VARIABLES) + list(PLUGIN_VARIABLES) + list(FOREIGN)
     return difflib.get_close_matches(name.upper(), candidates, n=3, cutoff=0.75)
 
 
@@ -98,7 +99,7 @@ def close_typo(name):
     upper = name.upper()
     limit = 2 if len(upper) >= 20 else 1
     best = None
-    for known in VARIABLES:
+    for known in list(VARIABLES) + list(PLUGIN_VARIABLES):
         if abs(len(known) - len(upper)) > limit:
             continue
         distance = _edit_distance(upper, known)
@@ -424,7 +425,7 @@ def _lint_one(name, raw, version, strict):
         return [_issue(name, text, problem)], [], None
     if name in FOREIGN:
         return [], [_issue(name, text, "%s %s" % (name, FOREIGN[name]))], None
-    entry = VARIABLES.get(name)
+    entry = VARIABLES.get(name) or PLUGIN_VARIABLES.get(name)
     if entry is None:
         if not name.startswith("NCCL_"):
             message = "%s is not an NCCL variable: NCCL's config file would still export it" % name
@@ -807,11 +808,13 @@ def plan_env(
     qos_env=None,
     derive_hca=True,
     nccl_version=None,
+    inspector=None,
 ):
     """The variables the nccl_env role writes, in order of precedence: the profile's base variables, what is
     derived (NCCL_IB_HCA from the active ports of the profile's link layer, NCCL_SOCKET_IFNAME from the default
-    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, then
-    the user's overrides (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
+    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, the
+    NCCL Inspector's variables when ``inspector`` (ibtune_nccl_inspector) enables it, then the user's overrides
+    (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
     """
     if profile not in PROFILE_LINK_LAYERS:
         raise NcclEnvPlanError("nccl_env_profile=%r is not ib, roce or socket: pick one of those." % (profile,))
@@ -842,6 +845,7 @@ def plan_env(
     layers.append(("derived", derived))
     qos_name = PROFILE_QOS[profile][0]
     layers.append(("qos", {k: v for k, v in (qos_env or {}).items() if k == qos_name}))
+    layers.append(("inspector", inspector_env(inspector_settings(inspector))))
     layers.append(("override", overrides))
     env, sources = {}, {}
     for source, values in layers:
@@ -853,3 +857,72 @@ def plan_env(
                 env[name] = to_text(value)
                 sources[name] = source
     return {"env": env, "link_layer": link_layer, "hca_ports": ports, "gid_index": gid_index, "sources": sources}
+
+
+# The NCCL Inspector profiler plugin, declared once for the collection as ibtune_nccl_inspector: fabric_monitoring
+# builds it to ``plugin`` and exports what it writes to ``dump_dir``; nccl_env points NCCL at it.
+INSPECTOR_DEFAULTS = {
+    "enabled": False,
+    "plugin": "/opt/ibtune/nccl-inspector/libnccl-profiler-inspector.so",
+    "dump_dir": "/var/lib/ibtune/nccl-inspector",
+    "dump_interval_us": 1000000,
+    "verbose": False,
+}
+# Before 2.30 the Inspector's dump thread sleeps tv_sec = us / 10^6 and tv_nsec = us % 10^6 (inspector.cc
+# dumpMain): the sub-second part is slept as NANOseconds, so 500 us means a thread that never rests.
+INSPECTOR_SLEEP_FIXED = (2, 30, 0)
+
+
+def _inspector_error(key, value, fix):
+    return NcclEnvPlanError("ibtune_nccl_inspector.%s=%r %s" % (key, value, fix))
+
+
+def inspector_settings(raw, plugin_version=None):
+    """ibtune_nccl_inspector with defaults filled in and checked; NcclEnvPlanError names the bad key.
+
+    ``plugin_version`` (the NCCL tag the plugin is built from, e.g. v2.28.9-1) enables the check that an
+    Inspector older than 2.30 gets whole seconds as its dump interval.
+    """
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise NcclEnvPlanError("ibtune_nccl_inspector must be a dict of %s" % ", ".join(sorted(INSPECTOR_DEFAULTS)))
+    unknown = sorted(set(raw) - set(INSPECTOR_DEFAULTS))
+    if unknown:
+        raise NcclEnvPlanError(
+            "ibtune_nccl_inspector has unknown key(s) %s: use %s"
+            % (", ".join(unknown), ", ".join(sorted(INSPECTOR_DEFAULTS)))
+        )
+    settings = dict(INSPECTOR_DEFAULTS, **raw)
+    for key in ("plugin", "dump_dir"):
+        value = settings[key]
+        if not isinstance(value, str) or not value.startswith("/") or any(c.isspace() for c in value):
+            raise _inspector_error(key, value, "must be an absolute path without whitespace")
+    interval = settings["dump_interval_us"]
+    if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+        raise _inspector_error("dump_interval_us", interval, "must be a positive number of microseconds")
+    version = parse_version(str(plugin_version).lstrip("vV")) if plugin_version else None
+    if version is not None and version < INSPECTOR_SLEEP_FIXED and interval % 1000000:
+        raise _inspector_error(
+            "dump_interval_us",
+            interval,
+            "is not whole seconds: the Inspector of %s sleeps the part below one second as nanoseconds (fixed in "
+            "2.30), so its dump thread would spin on a CPU core; use 1000000 (1 s) or another multiple of 1000000"
+            % plugin_version,
+        )
+    for key in ("enabled", "verbose"):
+        if not isinstance(settings[key], bool):
+            raise _inspector_error(key, settings[key], "must be true or false")
+    return settings
+
+
+def inspector_env(settings):
+    """The variables that load and configure the Inspector ({} when it is not enabled)."""
+    if not settings or not settings.get("enabled"):
+        return {}
+    return {
+        "NCCL_PROFILER_PLUGIN": settings["plugin"],
+        "NCCL_INSPECTOR_ENABLE": "1",
+        "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS": str(settings["dump_interval_us"]),
+        "NCCL_INSPECTOR_DUMP_DIR": settings["dump_dir"],
+        "NCCL_INSPECTOR_DUMP_VERBOSE": "1" if settings["verbose"] else "0",
+    }

@@ -44,7 +44,8 @@ def render(overrides=None):
 
 
 def _rules(text):
-    return {rule["alert"]: rule for group in yaml.safe_load(text)["groups"] for rule in group["rules"]}
+    groups = yaml.safe_load(text)["groups"]
+    return {rule["alert"]: rule for group in groups for rule in group["rules"] if "alert" in rule}
 
 
 def test_static_file_is_the_template_rendered_with_defaults():
