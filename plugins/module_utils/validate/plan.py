@@ -102,7 +102,9 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
     """cover_links rounds for ``hosts`` from the fabric_validate topology (validate_topology.compact()):
     host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic
     (routes.plan_cover), then every host no such pair tests is paired into a round where it is free, so a
-    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}).
+    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}
+    and, when the topology names switches above their design ratio (its ``load_first`` uplinks), load_first:
+    {directions, per_round}: their cables are covered before any other ISL).
     """
     if not topology:
         raise ValueError(
@@ -111,14 +113,17 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
         )
     topo, lfts, topo_hosts = _vt.expand(topology)
     eps = _vt.rail_endpoints(hosts, rails, topo_hosts)
-    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds)
+    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds, load_first=_vt.load_first(topology))
     rounds = fill_untested(hosts, cover["rounds"])
-    return rounds, {
+    coverage = {
         "uncovered_isls": cover["uncovered"],
         "isls": cover["total"],
         "covered_isls": cover["covered"],
         "coverable_isls": cover["coverable"],
     }
+    if cover["load_first"]["directions"]:
+        coverage["load_first"] = cover["load_first"]
+    return rounds, coverage
 
 
 def fill_untested(hosts, rounds):
@@ -343,6 +348,8 @@ def write_plan(dest, plan, hosts, rails, pass_no):
         # what cover_links claims, next to what the switches counted afterwards (report.json isl_traffic)
         doc["uncovered_isls"] = plan["coverage"]["uncovered_isls"]
         doc["isl_coverage"] = dict((k, plan["coverage"][k]) for k in ("isls", "coverable_isls", "covered_isls"))
+        if plan["coverage"].get("load_first"):
+            doc["isl_coverage"]["load_first"] = plan["coverage"]["load_first"]
     path = os.path.join(dest, "pass%d.json" % pass_no)
     write_json(path, doc)
     return path, slice_dir
