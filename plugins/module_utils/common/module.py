@@ -28,7 +28,7 @@ def respond(module, run, *args, **kwargs):
     try:
         result = dict(run(*args, **kwargs))
     except ModuleError as exc:
-        module.fail_json(msg=exc.msg, **exc.result)
+        module.fail_json(**dict(exc.result, msg=exc.msg))
         return
     failed = result.pop("failed", False)
     (module.fail_json if failed else module.exit_json)(**result)

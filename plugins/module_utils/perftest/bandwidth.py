@@ -1,16 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure helpers for perftest's bandwidth tools (ib_write_bw, ib_read_bw, ib_send_bw).
+"""The reports of perftest's bandwidth tools (ib_write_bw, ib_read_bw, ib_send_bw) and the failures of every tool.
 
-- ``build_argv(params)``: the argument vector (a list, never a shell string).
+The argument vector, the parameters and the registry are kinds.py's, the gate gate.py's (one path for
+bandwidth and latency).
+
 - ``parse_text(output)``: the console report (header block, result table, warnings) of any
   perftest version we have seen: ``Gb/sec`` / ``MB/sec`` / ``MiB/sec`` tables, tables without
   MsgRate, tab padding, warnings inside the table, server banners, ``-a`` tables and the
   interleaved server+client stream of a loopback run.
 - ``parse_json(text, unit)``: the ``--out_json_file`` document.
 - ``classify_failure(stdout, stderr, rc)``: one known failure kind with a sentence and a hint.
-- ``gate(...)``: the pass/fail threshold from ``min_gbps`` and ``min_link_fraction`` x port rate.
 
 All bandwidths returned are Gb/s (10^9 bit/s). perftest's ``MB/sec`` (before 24.07) and
 ``MiB/sec`` (24.07+) are both 2^20 bytes per second.
@@ -24,11 +25,9 @@ import json
 import math
 import re
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate as _gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import scan
 
 TESTS = ("write", "read", "send")
-DEFAULT_TCP_PORT = 18515
 
 # Gb/s per one unit of each console unit.
 _MIB_BITS = 1048576 * 8
@@ -52,86 +51,6 @@ def to_gbps(value, unit):
 def from_gbps(gbps, unit):
     """Inverse of to_gbps."""
     return float(gbps) / UNIT_TO_GBPS[unit]
-
-
-def default_executable(test):
-    return "ib_%s_bw" % test
-
-
-# --------------------------------------------------------------------------------------------
-# argv
-
-
-def _size_is_all(size):
-    return str(size).strip().lower() == "all"
-
-
-def validate_params(params):
-    """Return a list of problems (sentences) with the parameters, empty when they are usable."""
-    problems = []
-    role = params.get("role")
-    if role == "client" and not params.get("server"):
-        problems.append("role=client needs server (the address of the host running the server side)")
-    size = params.get("size")
-    if size is not None and not _size_is_all(size):
-        try:
-            if int(str(size)) <= 0:
-                raise ValueError
-        except ValueError:
-            problems.append("size=%r is neither a positive number of bytes nor 'all'" % (size,))
-    for name in ("qps", "ib_port"):
-        value = params.get(name)
-        if value is not None and int(value) < 1:
-            problems.append("%s=%s must be at least 1" % (name, value))
-    port = params.get("tcp_port")
-    if port is not None and not 1 <= int(port) <= 65535:
-        problems.append("tcp_port=%s is not a TCP port (1..65535)" % port)
-    duration = params.get("duration")
-    if duration is not None and int(duration) < 1:
-        problems.append("duration=%s must be at least 1 second (or unset for an iteration count)" % duration)
-    if duration is not None and size is not None and _size_is_all(size):
-        problems.append("size=all (-a) and duration (-D) cannot be combined: perftest rejects it")
-    return problems
-
-
-def build_argv(params, json_file=None):
-    """The perftest argument vector for these module parameters.
-
-    [executable, -d dev, -i port, (-x gid)?, -q qps, -s size | -a, (-D secs)?, (-b)?,
-     (--use_cuda=<n>)?, -p tcp_port, (--report_gbits)?, -F, (--out_json --out_json_file=F)?,
-     *extra_args, server (client only)]
-    """
-    test = params.get("test") or "write"
-    argv = [params.get("executable") or default_executable(test)]
-    argv += ["-d", str(params["device"]), "-i", str(params.get("ib_port") or 1)]
-    if params.get("gid_index") is not None:
-        argv += ["-x", str(params["gid_index"])]
-    argv += ["-q", str(params.get("qps") or 1)]
-    size = params.get("size")
-    if size is None:
-        size = 65536
-    if _size_is_all(size):
-        argv.append("-a")
-    else:
-        argv += ["-s", str(int(str(size)))]
-    if params.get("duration"):
-        argv += ["-D", str(params["duration"])]
-    if params.get("bidirectional"):
-        argv.append("-b")
-    if params.get("use_cuda") is not None:
-        argv.append("--use_cuda=%s" % params["use_cuda"])
-    argv += ["-p", str(params.get("tcp_port") or DEFAULT_TCP_PORT)]
-    if params.get("report_gbits", True):
-        argv.append("--report_gbits")
-    argv.append("-F")
-    if params.get("out_json"):
-        if not json_file:
-            raise ValueError("out_json needs a json_file path")
-        argv += ["--out_json", "--out_json_file=%s" % json_file]
-    argv += [str(a) for a in (params.get("extra_args") or [])]
-    if params.get("role") == "client":
-        argv.append(str(params["server"]))
-    return argv
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,33 +541,3 @@ def _last_meaningful_line(text):
         if stripped and not _SEPARATOR_RE.match(stripped):
             return stripped
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# gate
-
-
-def gate(bw_avg_gbps, min_gbps=None, min_link_fraction=None, link_rate_gbps=None, bidirectional=False):
-    """Threshold = max(min_gbps, min_link_fraction x link rate (x2 when bidirectional)), as gate.py decides it.
-
-    One side's view of the pair: its own port rate is the only rate it knows. Returns {threshold_gbps,
-    passed, basis, error}: threshold None and passed True when no gate is given; ``error`` says why
-    min_link_fraction could not be applied (unknown port rate). passed is None when there is no measurement
-    or the gate cannot be applied.
-    """
-    threshold = _gate.bandwidth_threshold(
-        min_gbps=min_gbps,
-        min_link_fraction=min_link_fraction,
-        server_rate_gbps=link_rate_gbps,
-        bidirectional=bidirectional,
-    )
-    limit = threshold["threshold_gbps"]
-    if limit is None:
-        passed = None if (threshold["error"] or bw_avg_gbps is None) else True
-    else:
-        passed = None if bw_avg_gbps is None else float(bw_avg_gbps) >= limit
-    return {"threshold_gbps": limit, "passed": passed, "basis": threshold["basis"], "error": threshold["error"]}
-
-
-def format_gbps(value):
-    return "%.1f" % float(value)
