@@ -89,8 +89,8 @@ results_path:
   description: The joined results file.
   returned: always
   type: str
-results:
-  description: Pair results (one per pair and rail).
+result_count:
+  description: How many pair results (one per pair and rail) the pass has.
   returned: always
   type: int
 failed_results:
@@ -144,7 +144,8 @@ def run_module(module):
     return dict(
         changed=False,
         results_path=p["dest"],
-        results=counts["results"],
+        # not "results": Ansible reserves that key for loops, renames it and warns on every run
+        result_count=counts["results"],
         failed_results=counts["failed"],
         failure_kinds=counts["failure_kinds"],
         failures=failures,

@@ -22,6 +22,10 @@ description:
   - Checks rail alignment, rails missing from the fabric, switch ports down where a cable is expected,
     links below the fabric's norm in width or speed, unequal parallel trunks, factory or duplicate node
     descriptions, and drift against a golden topology. Each finding names switch, port and peer.
+  - Says whether the fabric is non-blocking as it trained - the sum of a switch's links down against the sum
+    of its links up, per switch, rail group and tier, against O(max_oversubscription) - whether the switches of
+    a tier spread their links evenly over the tier below, and recognises a dragonfly (groups joined by global
+    links), judging the bandwidth between every two groups.
   - Every tool runs as an argument list with a timeout, in its own process group.
   - Never changes the fabric; the tools only read (C(ibqueryerrors) runs without its clear options).
 extends_documentation_fragment:
@@ -116,7 +120,20 @@ options:
     type: list
     elements: str
     choices: [rail_alignment, missing_rail, port_down, link_below_norm, unequal_trunk, factory_description,
-              duplicate_description, drift]
+              duplicate_description, drift, oversubscription, tier_balance, dragonfly_global]
+  max_oversubscription:
+    description:
+      - The design's ratio of a switch's trained down bandwidth (host ports, links to a lower tier) to its
+        trained up bandwidth (links to a higher tier, lateral or global links); a switch above it is a finding
+        (C(oversubscription)). C(1.0) is non-blocking, C(2.0) a 2:1 design.
+    type: float
+    default: 1.0
+  min_global_gbps:
+    description:
+      - In a dragonfly, the Gb/s every two groups should have between them; C(0) takes the most common total of
+        this fabric's group pairs. A group pair below it is a finding (C(dragonfly_global)).
+    type: float
+    default: 0
   ca:
     description: The local CA the tools use (C(-C)); default the first one.
     type: str
@@ -251,8 +268,26 @@ switch_saturated:
   returned: when switch counters were read
   type: list
   elements: dict
+oversubscription:
+  description:
+    - The fabric's ratios as trained; C(design), C(switches) (switch, guid, tier, group, rail_group, down_ports,
+      down_gbps, up_ports, up_gbps, ratio, judged, oversubscribed), C(tiers) and C(rail_groups) (switches,
+      down_gbps, up_gbps, ratio, max_ratio, worst, above_design), C(load_first) ([switch guid, port] of the
+      uplinks of the switches above the design) and C(text).
+  returned: always
+  type: dict
+  sample: {design: 1.0, text: "oversubscription as trained: 31 leaves 0.89:1..1.20:1, 12 above the design 1.00:1",
+           load_first: [["0x2c5eab0300b87b40", 33]]}
+dragonfly:
+  description:
+    - When the subnet is a dragonfly, its C(groups) (group, name, switches, leaves, spines, host_ports, host_gbps,
+      global_links, global_gbps, ratio), the group C(pairs) (groups, names, links, gbps, cables, weakest),
+      C(design_gbps), C(design_declared), C(global_links) and C(text); null otherwise.
+  returned: always
+  type: dict
 summary:
-  description: Counts of switches, cas, links, isls, leaves, spines, errors and warnings.
+  description: Counts of switches, cas, links, isls, leaves, spines, errors, warnings, oversubscribed switches,
+    dragonfly_groups, and max_leaf_oversubscription (the worst leaf's ratio, null without one).
   returned: always
   type: dict
 warnings_seen:
@@ -301,6 +336,8 @@ ARGUMENT_SPEC = dict(
     rail_alignment=dict(type="bool", default=True),
     rail_groups=dict(type="dict"),
     checks=dict(type="list", elements="str", choices=list(CHECKS)),
+    max_oversubscription=dict(type="float", default=1.0),
+    min_global_gbps=dict(type="float", default=0.0),
     ca=dict(type="str"),
     ca_port=dict(type="int"),
     bin_dir=dict(type="path"),

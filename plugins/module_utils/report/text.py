@@ -20,8 +20,11 @@ def violation_text(v):
     return text
 
 
+NODE_WORDS = {"bad_node": "bad node", "intermittent": "intermittent node", "suspect": "suspect node"}
+
+
 def node_text(node):
-    text = "%s node %s" % ("bad" if node["verdict"] == "bad_node" else "suspect", node["host"])
+    text = "%s %s" % (NODE_WORDS.get(node["verdict"], "suspect node"), node["host"])
     details = []
     if node["failed_with"]:
         names = node["failed_with"]
@@ -68,3 +71,61 @@ def switch_violation_text(v):
     return v.get("msg") or "%s port %s <-> %s: %s +%s" % (
         v.get("switch"), v.get("port"), v.get("peer"), v.get("counter_name") or v.get("counter"), v.get("delta"),
     )  # fmt: skip
+
+
+def saturated_text(s):
+    """ "node4 mlx5_0 port 1 symbol_error is pinned at 65535 (16 bits): ..." with the fix."""
+    where = " ".join(str(x) for x in (s.get("host"), s.get("device"), "port", s.get("port")) if x not in (None, ""))
+    text = "%s %s is pinned at %s (%s bits)" % (where, s.get("counter"), s.get("value"), s.get("width"))
+    if s.get("gated"):
+        return (
+            text + ": it cannot show new errors, so the port cannot pass; reset it (perfquery -R) or read the "
+            "extended counters (perfquery -x)"
+        )
+    return text + ": clear it (perfquery -R) to watch it again"
+
+
+SCOPE_WORDS = {
+    "leaf": "the uplinks of %s",
+    "between": "the uplinks of %s, or a spine between them",
+    "spine": "a spine or its cables (on the routes of several leaves%s)",
+    "spine_layer": "the spine layer (every pair across leaves failed%s)",
+    "path": "the path above it%s",
+    "fabric": "the fabric above these hosts (they reach line rate with others%s)",
+}
+
+
+def _group_names(fault):
+    """The switches (or, inferred, the hosts) a fault names."""
+    if fault.get("switches"):
+        return " and ".join(fault["switches"])
+    groups = fault.get("groups") or {}
+    return " and ".join("hosts %s" % ", ".join(members[:6]) for members in groups.values()) or "these hosts"
+
+
+def switch_fault_text(fault):
+    """One sentence: what is faulty above the hosts, and what separates it (the pairs that fail, those that pass)."""
+    scope = fault.get("scope")
+    hosts = fault.get("hosts") or []
+    rail = " on rail %s" % fault["rail"] if fault.get("rail") is not None else ""
+    if scope in ("leaf", "between"):
+        subject = SCOPE_WORDS[scope] % _group_names(fault)
+    elif scope == "path":
+        where = (": its switch %s's uplinks" % fault["switches"][0]) if fault.get("switches") else ""
+        subject = "the path above %s%s" % (", ".join(hosts), where)
+    else:
+        where = "; give the switch grouping to place it" if scope == "fabric" else ", which one: the topology stage"
+        subject = SCOPE_WORDS.get(scope, "a switch%s") % where
+    text = "switch fault%s: %s (%d of %d pairs across switches failed, %s" % (
+        rail, subject, fault.get("failing", 0), fault.get("tested", 0), figures_text(fault) or "failed",
+    )  # fmt: skip
+    if scope == "path":
+        text = "switch fault%s: %s (it reaches line rate with %s, fails with %d partners: %s" % (
+            rail, subject, ", ".join((fault.get("passed_with") or [])[:5]) or "others", fault.get("failing", 0),
+            figures_text(fault) or "failed",
+        )  # fmt: skip
+    elif fault.get("inside_passing"):
+        text += "; %d pairs inside a switch passed" % fault["inside_passing"]
+    if fault.get("source") == "inferred":
+        text += "; grouped from the results: they pass with each other and fail across"
+    return text + "): not the hosts"

@@ -173,6 +173,8 @@ def run(params, check_mode=False):
             params["rail_groups"],
             params["checks"],
             params["rail_alignment"],
+            params["max_oversubscription"],
+            params["min_global_gbps"],
         )
     except ValueError as exc:
         raise ModuleError(str(exc))

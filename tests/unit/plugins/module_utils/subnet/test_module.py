@@ -35,6 +35,8 @@ def params(**over):
         rail_alignment=True,
         rail_groups=None,
         checks=None,
+        max_oversubscription=1.0,
+        min_global_gbps=0.0,
         ca=None,
         ca_port=None,
         bin_dir=None,
