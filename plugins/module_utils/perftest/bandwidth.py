@@ -314,17 +314,8 @@ def parse_text(output):
 _TRAILING_COMMA_RE = re.compile(r",(\s*[}\]])")
 
 
-def parse_json(text, unit=None):
-    """Parse an --out_json_file document.
-
-    perftest writes the values in the console's unit (Gb/sec with --report_gbits, else MB/MiB per
-    second) and does not name it, so the caller passes ``unit`` (default MiB/sec). Documents of
-    perftest before 24.01 may carry trailing commas; they are tolerated. Raises ValueError when the
-    text holds no results object.
-    """
-    unit = unit or DEFAULT_UNIT
-    if unit not in UNIT_TO_GBPS:
-        raise ValueError("unknown perftest bandwidth unit %r" % (unit,))
+def _json_document(text):
+    """The --out_json document as a dict (trailing commas of perftest before 24.01 tolerated)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     try:
@@ -336,18 +327,35 @@ def parse_json(text, unit=None):
             raise ValueError("perftest JSON report is not valid JSON: %s" % exc)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise ValueError("perftest JSON report has no 'results' object")
-    res = doc["results"]
-    info = doc.get("test_info") if isinstance(doc.get("test_info"), dict) else {}
+    return doc
+
+
+def _json_values(res):
+    """The row values of a results object, under the console's column keys."""
     try:
         values = {"msg_size": res["MsgSize"], "bw_avg": res["BW_average"]}
     except KeyError as exc:
         raise ValueError("perftest JSON report lacks results.%s" % exc.args[0])
-    if "n_iterations" in res:
-        values["iterations"] = res["n_iterations"]
-    if "BW_peak" in res:
-        values["bw_peak"] = res["BW_peak"]
-    if "MsgRate" in res:
-        values["msg_rate"] = res["MsgRate"]
+    for key, name in (("iterations", "n_iterations"), ("bw_peak", "BW_peak"), ("msg_rate", "MsgRate")):
+        if name in res:
+            values[key] = res[name]
+    return values
+
+
+def parse_json(text, unit=None):
+    """Parse an --out_json_file document.
+
+    perftest writes the values in the console's unit (Gb/sec with --report_gbits, else MB/MiB per
+    second) and does not name it, so the caller passes ``unit`` (default MiB/sec). Documents of
+    perftest before 24.01 may carry trailing commas; they are tolerated. Raises ValueError when the
+    text holds no results object.
+    """
+    unit = unit or DEFAULT_UNIT
+    if unit not in UNIT_TO_GBPS:
+        raise ValueError("unknown perftest bandwidth unit %r" % (unit,))
+    doc = _json_document(text)
+    info = doc.get("test_info") if isinstance(doc.get("test_info"), dict) else {}
+    values = _json_values(doc["results"])
     try:
         row = _make_row(values, unit)
     except (TypeError, ValueError) as exc:
@@ -455,6 +463,64 @@ def _first_line(text, pattern):
     return None
 
 
+def _completion_message(text, match):
+    status = _STATUS_RE.search(text)
+    if not status:
+        return "perftest got a completion with error"
+    num = int(status.group("status"))
+    message = "perftest got a completion with error: status %d (%s)" % (num, WC_STATUS.get(num, "?"))
+    if status.group("syndrome"):
+        message += ", vendor syndrome %s" % status.group("syndrome")
+    return message
+
+
+def _connect_message(text, match):
+    port = match.group("port")
+    return "perftest could not connect to the server at %s%s" % (match.group("target"), ":" + port if port else "")
+
+
+# the sentence of each known failure, from the text and the pattern's match
+_MESSAGES = {
+    "no_device": lambda text, match: "perftest found no RDMA device (%s)" % _first_line(text, match.re),
+    "port_busy": lambda text, match: (
+        "perftest could not listen on TCP port %s (already in use)" % (match.group("port") or "?")
+    ),
+    "connect": _connect_message,
+    "modify_qp_rtr": lambda text, match: (
+        "perftest failed to modify QP %s to RTR (the two ends could not be connected)" % match.group("qpn")
+    ),
+    "mr_alloc": lambda text, match: "perftest could not register its memory region (%s)" % _first_line(text, match.re),
+    "completion_error": _completion_message,
+    "bw_limit": lambda text, match: "perftest reported its BW result below the --limit_bw value",
+}
+
+
+def _decoded(value):
+    value = value or ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _known_failure(text, crash_note):
+    """The first known failure pattern in the text, as {kind, message, hint}; None when there is none."""
+    for kind, pattern in _FAILURE_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            return {"kind": kind, "message": _MESSAGES[kind](text, match) + crash_note, "hint": _HINTS[kind]}
+    return None
+
+
+def _exit_failure(text, rc, parsed, expect_table):
+    """A run that matched no known failure: a non-zero exit, or no result table where one was due."""
+    if rc not in (0, None):
+        last = _last_meaningful_line(text)
+        message = "perftest exited with code %s" % rc + (" (last line: %s)" % last if last else "")
+        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
+    if expect_table and not parsed["rows"]:
+        message = "perftest exited with code %s but printed no result table" % rc
+        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
+    return None
+
+
 def classify_failure(stdout, stderr, rc, parsed=None, expect_table=True):
     """Classify a finished perftest run; None when it succeeded (rc 0 and a result table).
 
@@ -464,64 +530,16 @@ def classify_failure(stdout, stderr, rc, parsed=None, expect_table=True):
     Returns {kind, message, hint}. The specific cause wins over its consequence: "Couldn't allocate
     MR" followed by a segmentation fault is mr_alloc (the message mentions the crash).
     """
-    stdout = stdout or ""
-    stderr = stderr or ""
-    if isinstance(stdout, bytes):
-        stdout = stdout.decode("utf-8", "replace")
-    if isinstance(stderr, bytes):
-        stderr = stderr.decode("utf-8", "replace")
+    stdout, stderr = _decoded(stdout), _decoded(stderr)
     text = stdout + "\n" + stderr
     crashed = bool(_CRASH_RE.search(text)) or (rc is not None and (rc < 0 or rc >= 128))
-    crash_note = ""
-    if crashed:
-        crash_note = " and then crashed (%s)" % _crash_reason(text, rc)
-    for kind, pattern in _FAILURE_PATTERNS:
-        match = pattern.search(text)
-        if not match:
-            continue
-        if kind == "no_device":
-            message = "perftest found no RDMA device (%s)" % _first_line(text, pattern)
-        elif kind == "port_busy":
-            message = "perftest could not listen on TCP port %s (already in use)" % (match.group("port") or "?")
-        elif kind == "connect":
-            target = match.group("target")
-            port = match.group("port")
-            message = "perftest could not connect to the server at %s%s" % (target, ":" + port if port else "")
-        elif kind == "modify_qp_rtr":
-            message = "perftest failed to modify QP %s to RTR (the two ends could not be connected)" % (
-                match.group("qpn")
-            )
-        elif kind == "mr_alloc":
-            message = "perftest could not register its memory region (%s)" % _first_line(text, pattern)
-        elif kind == "completion_error":
-            status = _STATUS_RE.search(text)
-            if status:
-                num = int(status.group("status"))
-                message = "perftest got a completion with error: status %d (%s)" % (num, WC_STATUS.get(num, "?"))
-                if status.group("syndrome"):
-                    message += ", vendor syndrome %s" % status.group("syndrome")
-            else:
-                message = "perftest got a completion with error"
-        else:  # bw_limit
-            message = "perftest reported its BW result below the --limit_bw value"
-        return {"kind": kind, "message": message + crash_note, "hint": _HINTS[kind]}
+    crash_note = " and then crashed (%s)" % _crash_reason(text, rc) if crashed else ""
+    known = _known_failure(text, crash_note)
+    if known:
+        return known
     if crashed:
         return {"kind": "crash", "message": "perftest crashed (%s)" % _crash_reason(text, rc), "hint": _HINTS["crash"]}
-    if parsed is None:
-        parsed = parse_text(stdout)
-    if rc not in (0, None):
-        last = _last_meaningful_line(text)
-        message = "perftest exited with code %s" % rc
-        if last:
-            message += " (last line: %s)" % last
-        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
-    if expect_table and not parsed["rows"]:
-        return {
-            "kind": "unknown",
-            "message": "perftest exited with code %s but printed no result table" % rc,
-            "hint": _HINTS["unknown"],
-        }
-    return None
+    return _exit_failure(text, rc, parse_text(stdout) if parsed is None else parsed, expect_table)
 
 
 def _crash_reason(text, rc):
