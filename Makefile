@@ -51,7 +51,7 @@ lowestenv: pyenv
 
 # Every layer; lanes that share nothing run side by side (scripts/test.sh), each layer's time in build/timings.txt.
 test:
-	@$(ROOT)/scripts/test.sh
+	@bash $(ROOT)/scripts/test.sh
 
 lint: pyenv
 	yamllint -s .

@@ -70,8 +70,7 @@ def main():
     args = parser.parse_args()
     size = int(args.mb * 1000 * 1000)
     rng = random.Random(26)
-    title = "perftest parsers on %.2f MB of noise, best of %d, CPU ms (x2: time for twice the size / time)"
-    print(title % (args.mb, REPEAT))
+    print("perftest parsers on %.2f MB of noise, best of %d, CPU ms (x2: twice the size / once)" % (args.mb, REPEAT))
     print("%-38s %-10s %10s %6s %s" % ("noise", "test", "CPU ms", "x2", "rows"))
     small, large = noises(size // 2, rng), noises(size, rng)
     worst = 0.0

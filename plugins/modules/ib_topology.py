@@ -155,6 +155,12 @@ options:
     description: Also return the tools' raw outputs in RV(outputs) (to save a golden topology).
     type: bool
     default: false
+  phy:
+    description:
+      - A PHY verdict (the C(phy_verdict) filter over M(ibtune.fabric.ib_phy) readings): every link one end of which
+        was read gets C(serials) (end label to module serial) and C(cable), the name the PHY findings use, so a cable
+        is named the same way in the topology, the PHY findings and the suspect-cable verdict.
+    type: dict
 notes:
   - The tools need the C(ib_umad) kernel module and read access to C(/dev/infiniband/umad*) (root, or the
     C(rdma) group on distributions that grant it); C(ibnetdiscover) takes about a second per few hundred nodes.
@@ -192,7 +198,8 @@ cas:
   type: list
   elements: dict
 links:
-  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation).
+  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation); with
+    O(phy) also C(serials) and C(cable) where an end was read.
   returned: always
   type: list
   elements: dict
@@ -314,6 +321,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import CHECKS
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.module import run
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.phy import annotate_links
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path"),
@@ -344,14 +353,27 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type="int", default=120),
     fail_on_findings=dict(type="bool", default=False),
     return_outputs=dict(type="bool", default=False),
+    phy=dict(type="dict"),
 )
+
+
+def run_with_phy(params, check_mode=False):
+    """subnet/module.run, then (issue 22) each link named by its cable as the PHY findings name it: the PHY
+    verdict is validate/'s, a layer above subnet/, so the two meet here."""
+    result = run(params, check_mode)
+    if params["phy"]:
+        try:
+            result["cables_with_serials"] = annotate_links(result, params["phy"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModuleError("phy: %s (give the phy_verdict filter's result)" % exc)
+    return result
 
 
 def main():
     module = AnsibleModule(
         argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("golden", "golden_path")], supports_check_mode=True
     )
-    respond(module, run, module.params, module.check_mode)
+    respond(module, run_with_phy, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -141,13 +141,16 @@ def _golden(params):
 
 def _add_switch_counters(result, text, params, golden):
     """Error counters of every switch port; with counters_previous, the violations since then (returned)."""
-    snap = swc.snapshot_from_ibqueryerrors(swc.parse_ibqueryerrors(text), result)
+    parsed = swc.parse_ibqueryerrors(text)
+    snap = swc.snapshot_from_ibqueryerrors(parsed, result)
     found = []
     if params["counters_previous"] is not None:
         thresholds = params["counter_thresholds"]
         found = swc.switch_violations(params["counters_previous"], snap, result, thresholds, golden=golden)
     result.update(
-        switch_counters=snap, switch_counter_violations=found, switch_saturated=swc.switch_saturated(snap, result)
+        switch_counters=snap,
+        switch_counter_violations=found,
+        switch_saturated=swc.switch_saturated(snap, result, swc.ibqueryerrors_sources(parsed)),
     )
     if found:
         counters_msg = swc.describe(found)
