@@ -25,6 +25,11 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, ".collections"))
+# the renderer's own grouping of results into heatmaps (one rule, in report/html.py)
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import kind_of, rail_of  # noqa: E402
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -100,17 +105,6 @@ def by_id(root, ident):
     return [n for n in root.walk() if n.attrs.get("id") == ident]
 
 
-def rail_of(res):
-    rail = res.get("rail")
-    if rail is None or rail == "":
-        rail = res.get("server_device") or res.get("client_device") or "-"
-    return str(rail)
-
-
-def kind_of(res):
-    return str(res.get("kind") or ("latency" if res.get("t_typical_us") is not None else "bandwidth"))
-
-
 def _cell_key(res):
     return (res["server"], res["client"], rail_of(res), kind_of(res), str(res.get("test") or ""))
 
@@ -123,22 +117,25 @@ def _diff(what, expected, actual):
     return ["%s differ from report.json: missing %s, unexpected %s" % (what, missing[:10], extra[:10])]
 
 
-def check_dom(report, root):
-    """Problems (one sentence each) between the report dict and the DOM the browser built."""
+def _check_verdict(report, root):
     problems = []
     verdict = by_id(root, "verdict")
     if len(verdict) != 1:
-        problems.append("expected one #verdict, found %d" % len(verdict))
-    else:
-        want = "true" if report["passed"] else "false"
-        if verdict[0].attrs.get("data-passed") != want:
-            problems.append(
-                "#verdict data-passed is %r, report.json passed is %s"
-                % (verdict[0].attrs.get("data-passed"), report["passed"])
-            )
-        headline = " ".join((report.get("headline") or ("PASSED" if report["passed"] else "FAILED")).split())
-        if headline not in verdict[0].all_text():
-            problems.append("#verdict does not show the headline %r (shows %r)" % (headline, verdict[0].all_text()))
+        return ["expected one #verdict, found %d" % len(verdict)]
+    want = "true" if report["passed"] else "false"
+    if verdict[0].attrs.get("data-passed") != want:
+        problems.append(
+            "#verdict data-passed is %r, report.json passed is %s"
+            % (verdict[0].attrs.get("data-passed"), report["passed"])
+        )
+    headline = " ".join((report.get("headline") or ("PASSED" if report["passed"] else "FAILED")).split())
+    if headline not in verdict[0].all_text():
+        problems.append("#verdict does not show the headline %r (shows %r)" % (headline, verdict[0].all_text()))
+    return problems
+
+
+def _check_message_and_systemic(report, root):
+    problems = []
     message = by_id(root, "message")
     if report.get("message") and (len(message) != 1 or message[0].all_text() != " ".join(report["message"].split())):
         problems.append("#message does not show report.json's message %r" % report["message"][:120])
@@ -148,7 +145,11 @@ def check_dom(report, root):
             problems.append("#systemic does not show the systemic cause %r" % report["systemic"])
     elif systemic:
         problems.append("#systemic is shown although report.json has no systemic cause")
+    return problems
 
+
+def _check_suspects(report, root):
+    problems = []
     suspects = by_id(root, "suspects")
     shown = []
     if len(suspects) != 1:
@@ -164,48 +165,56 @@ def check_dom(report, root):
     expected += ["%s<->%s" % (c.get("a"), c.get("b")) for c in report.get("suspect_cables") or []]
     if sorted(shown) != sorted(expected):
         problems.append("#suspects li are %s, report.json names %s" % (sorted(shown), sorted(expected)))
+    return problems
 
+
+def _check_heatmaps(report, root):
     results = report.get("results") or []
     maps = [n for n in root.walk() if "heatmap" in n.classes()]
     want_maps = set((rail_of(r), kind_of(r), str(r.get("test") or "")) for r in results)
     got_maps = [(n.attrs.get("data-rail"), n.attrs.get("data-kind"), n.attrs.get("data-test")) for n in maps]
+    problems = []
     if len(got_maps) != len(set(got_maps)):
         problems.append("a (rail, kind, test) has more than one .heatmap: %s" % sorted(got_maps))
     problems += _diff(".heatmap (rail, kind, test)", want_maps, got_maps)
     cells = []
     for hm in maps:
+        map_key = (hm.attrs.get("data-rail"), hm.attrs.get("data-kind"), hm.attrs.get("data-test"))
         for n in hm.walk():
             if "cell" in n.classes():
-                row = n.parent
-                cells.append(
-                    (row.attrs.get("data-server"), n.attrs.get("data-client"), hm.attrs.get("data-rail"),
-                     hm.attrs.get("data-kind"), hm.attrs.get("data-test"))
-                )  # fmt: skip
-    want_cells = set(_cell_key(r) for r in results)
+                cells.append((n.parent.attrs.get("data-server"), n.attrs.get("data-client")) + map_key)
     if len(cells) != len(set(cells)):
         problems.append("some (server, client) pair has more than one cell in a heatmap")
-    problems += _diff("measured cells", want_cells, cells)
-    failing = [n for n in root.walk() if "cell-fail" in n.classes()]
-    got_fail = []
-    for n in failing:
+    return problems + _diff("measured cells", set(_cell_key(r) for r in results), cells)
+
+
+def _check_failing_cells(report, root):
+    problems, got_fail = [], []
+    for n in (n for n in root.walk() if "cell-fail" in n.classes()):
         a = n.attrs
         got_fail.append(
             (a.get("data-server"), a.get("data-client"), a.get("data-rail"), a.get("data-kind"), a.get("data-test"))
         )
         if a.get("data-passed") != "false":
             problems.append("failing cell %s has data-passed=%r" % (got_fail[-1][:3], a.get("data-passed")))
-    want_fail = set(_cell_key(r) for r in results if not r.get("passed"))
-    problems += _diff("failing cells (.cell-fail)", want_fail, got_fail)
+    want_fail = set(_cell_key(r) for r in report.get("results") or [] if not r.get("passed"))
+    return problems + _diff("failing cells (.cell-fail)", want_fail, got_fail)
 
+
+def _check_hosts_and_counters(report, root):
     hosts_list = by_id(root, "failed-hosts")
     got_hosts = [li.attrs.get("data-host") for h in hosts_list for li in h.walk() if li.tag == "li"]
-    problems += _diff("#failed-hosts li", [h["host"] for h in report.get("failed_hosts") or []], got_hosts)
+    problems = _diff("#failed-hosts li", [h["host"] for h in report.get("failed_hosts") or []], got_hosts)
     counters = by_id(root, "counters")
     rows = [tr for c in counters for tr in c.walk() if tr.tag == "tr" and tr.attrs.get("data-side")]
     want_rows = len(report.get("counter_violations") or []) + len(report.get("switch_counter_violations") or [])
     if len(rows) != want_rows:
         problems.append("#counters shows %d violations, report.json has %d" % (len(rows), want_rows))
+    return problems
 
+
+def _check_self_contained(report, root):
+    problems = []
     for n in root.walk():
         if n.tag in ("script", "link", "iframe", "object", "embed", "img"):
             problems.append("the page has a <%s> element: report.html must be self-contained" % n.tag)
@@ -214,6 +223,22 @@ def check_dom(report, root):
             if value and not value.startswith("#"):
                 problems.append("<%s %s=%r> points outside the file" % (n.tag, attr, value))
     return problems
+
+
+CHECKS = (
+    _check_verdict,
+    _check_message_and_systemic,
+    _check_suspects,
+    _check_heatmaps,
+    _check_failing_cells,
+    _check_hosts_and_counters,
+    _check_self_contained,
+)
+
+
+def check_dom(report, root):
+    """Problems (one sentence each) between the report dict and the DOM the browser built."""
+    return [problem for check in CHECKS for problem in check(report, root)]
 
 
 def chromium_binary():

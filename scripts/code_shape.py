@@ -12,6 +12,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -69,8 +70,9 @@ def function_lengths(path):
 
 def complexities(paths):
     """{(path, line): (name, score)} from ruff's C901 with a threshold of 0 (so every function is listed)."""
+    ruff = shutil.which("ruff") or os.path.join(os.path.dirname(sys.executable), "ruff")
     command = [
-        "ruff",
+        ruff,
         "check",
         "--isolated",
         "--select",
@@ -140,12 +142,49 @@ def print_text(figures):
             print("  %4d/%-3d %s %s" % (row["lines"], row["complexity"], row["name"], row["where"]))
 
 
+JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+
+
+def multi_line_jinja(roles_dir="roles"):
+    """{role: (multi-line Jinja expressions in its tasks, task lines)}: an expression whose text spans lines (in a
+    folded ``>-`` block or not) is a decision written in Jinja (issue 26 part 5)."""
+    out = {}
+    for role in sorted(os.listdir(roles_dir)):
+        tasks = os.path.join(roles_dir, role, "tasks")
+        if not os.path.isdir(tasks):
+            continue
+        count = lines = 0
+        for name in sorted(os.listdir(tasks)):
+            if name.endswith((".yml", ".yaml")):
+                with open(os.path.join(tasks, name), encoding="utf-8") as handle:
+                    text = handle.read()
+                count += sum(1 for match in JINJA.finditer(text) if "\n" in match.group(0))
+                lines += text.count("\n")
+        out[role] = (count, lines)
+    return out
+
+
+def print_jinja(counts):
+    total = sum(c for c, _ in counts.values())
+    lines = sum(n for _, n in counts.values())
+    print(
+        "multi-line Jinja expressions in roles/*/tasks: %d in %d lines (%.1f per 100)"
+        % (total, lines, 100.0 * total / max(lines, 1))
+    )
+    for role, (count, n) in counts.items():
+        print("  %-20s %3d in %4d lines" % (role, count, n))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=["plugins"])
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--jinja", action="store_true", help="count the roles' multi-line Jinja expressions instead")
     args = parser.parse_args(argv)
+    if args.jinja:
+        print_jinja(multi_line_jinja())
+        return 0
     figures = shape(args.paths, args.top)
     if args.json:
         json.dump(figures, sys.stdout, indent=1)

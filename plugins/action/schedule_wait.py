@@ -21,6 +21,7 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress
 
 display = Display()
@@ -119,12 +120,7 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _keep(directory, host, state):
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
-        tmp = os.path.join(directory, ".%s.json.tmp" % host)
-        with open(tmp, "w") as handle:
-            json.dump(state, handle)
-        os.rename(tmp, os.path.join(directory, "%s.json" % host))
+        files.write_json(os.path.join(directory, "%s.json" % host), state)
 
     @staticmethod
     def _gather(directory):

@@ -101,32 +101,14 @@ msg:
   sample: "found 8 RDMA devices, 8 active ports"
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import discover
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.module import run_ib_facts
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(sysfs_root=dict(type="path", default="/sys")),
-        supports_check_mode=True,
-    )
-    sysfs_root = module.params["sysfs_root"]
-    if not os.path.isdir(sysfs_root):
-        module.fail_json(
-            msg="sysfs_root %s is not a directory: point sysfs_root at /sys or at a fixture tree." % sysfs_root
-        )
-    facts = discover(sysfs_root)
-    facts["sysfs_root"] = sysfs_root
-    if facts["devices"]:
-        msg = "found %d RDMA devices, %d active ports" % (len(facts["devices"]), len(facts["active_ports"]))
-    else:
-        msg = (
-            "no RDMA devices under %s/class/infiniband: no RDMA driver is loaded "
-            "(or this container does not expose the devices)" % sysfs_root
-        )
-    module.exit_json(changed=False, msg=msg, ansible_facts={"ibtune_rdma": facts})
+    module = AnsibleModule(argument_spec=dict(sysfs_root=dict(type="path", default="/sys")), supports_check_mode=True)
+    respond(module, run_ib_facts, module.params)
 
 
 if __name__ == "__main__":

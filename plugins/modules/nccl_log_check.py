@@ -144,10 +144,10 @@ prom_file:
 import glob
 import os
 import socket
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
 
 
@@ -174,13 +174,7 @@ def _read_sources(module, paths):
 def _write_prom(module, directory, text):
     if not os.path.isdir(directory):
         module.fail_json(msg="textfile_dir %s is not a directory: create it or fix the path" % directory)
-    dest = os.path.join(directory, "ibtune_nccl.prom")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibtune_nccl.", suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, dest)
-    return dest
+    return files.write_text(os.path.join(directory, "ibtune_nccl.prom"), text)
 
 
 def main():

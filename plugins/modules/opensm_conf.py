@@ -67,42 +67,21 @@ backup_file:
   sample: /etc/opensm/opensm.conf.12345.2026-12-01@09:10:11~
 """
 
-import os
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import merge
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.module import run_opensm_conf
+
+ARGUMENT_SPEC = dict(
+    path=dict(type="path", required=True),
+    keys=dict(type="dict", required=True, no_log=False),
+    backup=dict(type="bool", default=True),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type="path", required=True),
-            keys=dict(type="dict", required=True, no_log=False),
-            backup=dict(type="bool", default=True),
-        ),
-        supports_check_mode=True,
-    )
-    path = module.params["path"]
-    exists = os.path.isfile(path)
-    before = ""
-    if exists:
-        with open(path, encoding="utf-8") as handle:
-            before = handle.read()
-    after, changed = merge(before, module.params["keys"])
-    result = dict(changed=bool(changed), changed_keys=changed)
-    if module._diff:
-        result["diff"] = dict(before=before, after=after, before_header=path, after_header=path)
-    if changed and not module.check_mode:
-        if exists and module.params["backup"]:
-            result["backup_file"] = module.backup_local(path)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".opensm_conf.")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(after)
-        if not exists:
-            os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    # the backup and the atomic move are Ansible's own (backup_local, atomic_move)
+    respond(module, run_opensm_conf, module.params, module, module.check_mode, module._diff)
 
 
 if __name__ == "__main__":

@@ -276,221 +276,41 @@ msg:
   sample: "ib_write_bw mlx5_0:1 -> node1: 371.4 Gb/s average at 65536 B"
 """
 
-import os
-import shlex
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import run as perftest_run
-from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import read_port_rate_gbps
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import run
 
-
-def _resolve_executable(module, params):
-    exe = params["executable"] or perftest.default_executable(params["test"])
-    found, error = perftest_run.resolve_executable(exe, module.get_bin_path)
-    if error:
-        module.fail_json(msg=error, cmd=[exe])
-    return found
+ARGUMENT_SPEC = dict(
+    role=dict(type="str", required=True, choices=["server", "client"]),
+    server=dict(type="str"),
+    device=dict(type="str", required=True),
+    ib_port=dict(type="int", default=1),
+    gid_index=dict(type="int"),
+    tcp_port=dict(type="int", default=kinds.DEFAULT_TCP_PORT),
+    qps=dict(type="int", default=1),
+    size=dict(type="str", default="65536"),
+    duration=dict(type="int"),
+    bidirectional=dict(type="bool", default=False),
+    use_cuda=dict(type="int"),
+    test=dict(type="str", default="write", choices=list(kinds.BANDWIDTH_TESTS)),
+    timeout=dict(type="float", default=120),
+    connect_timeout=dict(type="float", default=30),
+    min_gbps=dict(type="float"),
+    min_link_fraction=dict(type="float"),
+    executable=dict(type="str"),
+    extra_args=dict(type="list", elements="str", default=[]),
+    sysfs_root=dict(type="path", default="/sys"),
+    report_gbits=dict(type="bool", default=True),
+    out_json=dict(type="bool", default=False),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            role=dict(type="str", required=True, choices=["server", "client"]),
-            server=dict(type="str"),
-            device=dict(type="str", required=True),
-            ib_port=dict(type="int", default=1),
-            gid_index=dict(type="int"),
-            tcp_port=dict(type="int", default=perftest.DEFAULT_TCP_PORT),
-            qps=dict(type="int", default=1),
-            size=dict(type="str", default="65536"),
-            duration=dict(type="int"),
-            bidirectional=dict(type="bool", default=False),
-            use_cuda=dict(type="int"),
-            test=dict(type="str", default="write", choices=list(perftest.TESTS)),
-            timeout=dict(type="float", default=120),
-            connect_timeout=dict(type="float", default=30),
-            min_gbps=dict(type="float"),
-            min_link_fraction=dict(type="float"),
-            executable=dict(type="str"),
-            extra_args=dict(type="list", elements="str", default=[]),
-            sysfs_root=dict(type="path", default="/sys"),
-            report_gbits=dict(type="bool", default=True),
-            out_json=dict(type="bool", default=False),
-        ),
-        required_if=[("role", "client", ("server",))],
-        supports_check_mode=True,
+        argument_spec=ARGUMENT_SPEC, required_if=[("role", "client", ("server",))], supports_check_mode=True
     )
-    params = module.params
-    problems = perftest.validate_params(params)
-    if params["timeout"] <= 0:
-        problems.append("timeout=%s must be positive" % params["timeout"])
-    if problems:
-        module.fail_json(msg="perftest_bw: " + "; ".join(problems) + ".")
-
-    exe_name = perftest.default_executable(params["test"])
-    where = perftest_run.where(exe_name, params)
-    link_rate = read_port_rate_gbps(params["sysfs_root"], params["device"], params["ib_port"])
-    verdict = perftest.gate(None, params["min_gbps"], params["min_link_fraction"], link_rate, params["bidirectional"])
-    warnings_seen = []
-    if verdict["error"]:
-        rate_path = os.path.join(
-            params["sysfs_root"], "class", "infiniband", params["device"], "ports", str(params["ib_port"]), "rate"
-        )
-        if params["min_gbps"] is None:
-            module.fail_json(
-                msg="%s: min_link_fraction=%s needs the port rate, but %s is missing or unreadable: check device "
-                "and ib_port (ib_facts) or sysfs_root, or gate with min_gbps."
-                % (where, params["min_link_fraction"], rate_path),
-                link_rate_gbps=None,
-                passed=False,
-            )
-        warnings_seen.append("port rate unknown (%s): gated on min_gbps only" % rate_path)
-
-    result = dict(
-        changed=False,
-        bw_avg_gbps=None,
-        bw_peak_gbps=None,
-        msg_rate_mpps=None,
-        msg_size=None,
-        iterations=None,
-        rows=[],
-        link_type=None,
-        link_rate_gbps=link_rate,
-        threshold_gbps=verdict["threshold_gbps"],
-        threshold_basis=verdict["basis"],
-        passed=None,
-        failure=None,
-        warnings_seen=warnings_seen,
-        cmd=[],
-        stdout="",
-        stderr="",
-        rc=None,
-        attempts=0,
-        elapsed_s=0.0,
-    )
-
-    json_dir = tempfile.mkdtemp(prefix="perftest_bw-") if params["out_json"] and not module.check_mode else None
-    json_file = os.path.join(json_dir, "perftest.json") if json_dir else None
-    try:
-        if module.check_mode:
-            result["cmd"] = perftest.build_argv(dict(params, executable=params["executable"] or exe_name), "<tmp>")
-            result["msg"] = "check mode: perftest not run; would run: %s" % " ".join(
-                shlex.quote(a) for a in result["cmd"]
-            )
-            module.exit_json(**result)
-        exe = _resolve_executable(module, params)
-        argv = perftest.build_argv(dict(params, executable=exe), json_file)
-        result["cmd"] = argv
-        _run(module, params, argv, json_file, where, result)
-    finally:
-        if json_dir:
-            for name in os.listdir(json_dir):
-                os.unlink(os.path.join(json_dir, name))
-            os.rmdir(json_dir)
-
-
-def _run(module, params, argv, json_file, where, result):
-    def before_attempt():
-        if json_file and os.path.exists(json_file):
-            os.unlink(json_file)
-
-    def classify(run, parsed):
-        failure = perftest.classify_failure(run["stdout"], run["stderr"], run["rc"], parsed)
-        if json_file and run["rc"] == 0 and (failure is None or failure["kind"] == "unknown"):
-            # "no result table" on the console is fine when the JSON file has the result.
-            parsed, failure = _merge_json(parsed, json_file, params)
-        return parsed, failure
-
-    outcome = perftest_run.run_with_retry(argv, params, perftest.parse_text, classify, before_attempt)
-    result.update((k, outcome[k]) for k in ("attempts", "elapsed_s", "stdout", "stderr", "rc"))
-    failure, parsed = outcome["failure"], outcome["parsed"]
-    if outcome["interrupted"]:
-        result["passed"] = False
-        result["failure"] = failure
-        module.fail_json(
-            msg="%s: interrupted by signal %s, perftest stopped." % (where, outcome["interrupted"]), **result
-        )
-    _fill_measurement(result, parsed)
-    if failure:
-        result["failure"] = failure
-        result["passed"] = False
-        module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
-
-    verdict = perftest.gate(
-        result["bw_avg_gbps"],
-        params["min_gbps"],
-        params["min_link_fraction"],
-        result["link_rate_gbps"],
-        params["bidirectional"],
-    )
-    result["passed"] = bool(verdict["passed"])
-    summary = "%s: %s Gb/s average at %s B" % (
-        where,
-        perftest.format_gbps(result["bw_avg_gbps"]),
-        result["msg_size"],
-    )
-    if verdict["threshold_gbps"] is not None and not verdict["passed"]:
-        message = "%s Gb/s average is below the threshold %s Gb/s (%s)" % (
-            perftest.format_gbps(result["bw_avg_gbps"]),
-            perftest.format_gbps(verdict["threshold_gbps"]),
-            verdict["basis"],
-        )
-        result["failure"] = {
-            "kind": "below_threshold",
-            "message": message,
-            "hint": "check the link's error counters, its rate and PCIe width (ib_facts), and the peer",
-        }
-        module.fail_json(msg="%s: %s" % (where, message), **result)
-    if verdict["threshold_gbps"] is not None:
-        summary += ", threshold %s Gb/s (%s) met" % (perftest.format_gbps(verdict["threshold_gbps"]), verdict["basis"])
-    result["msg"] = summary
-    module.exit_json(**result)
-
-
-def _merge_json(parsed, json_file, params):
-    unit = parsed["unit"] or ("Gb/sec" if params["report_gbits"] else perftest.DEFAULT_UNIT)
-    try:
-        with open(json_file, "rb") as handle:
-            doc = perftest.parse_json(handle.read(), unit=unit)
-    except (IOError, OSError) as exc:
-        if parsed["rows"]:
-            parsed["warnings"].append("no --out_json file (%s): used the console table" % exc)
-            return parsed, None
-        return parsed, {
-            "kind": "json",
-            "message": "perftest wrote no JSON report (%s)" % exc,
-            "hint": "use perftest 24.01+",
-        }
-    except ValueError as exc:
-        if parsed["rows"]:
-            parsed["warnings"].append("%s: used the console table" % exc)
-            return parsed, None
-        return parsed, {"kind": "json", "message": str(exc), "hint": "use perftest 24.01+ for valid JSON"}
-    merged = dict(parsed)
-    merged["headline"] = doc["headline"]
-    if not parsed["rows"]:
-        merged["rows"] = doc["rows"]
-    for key in ("link_type", "device", "transport", "gid_index", "mtu"):
-        if merged.get(key) is None:
-            merged[key] = doc.get(key)
-    return merged, None
-
-
-def _fill_measurement(result, parsed):
-    result["rows"] = parsed["rows"]
-    result["link_type"] = parsed["link_type"]
-    result["warnings_seen"] = result["warnings_seen"] + parsed["warnings"]
-    head = parsed["headline"]
-    if head:
-        result.update(
-            bw_avg_gbps=head["bw_avg_gbps"],
-            bw_peak_gbps=head["bw_peak_gbps"],
-            msg_rate_mpps=head["msg_rate_mpps"],
-            msg_size=head["msg_size"],
-            iterations=head["iterations"],
-        )
+    respond(module, run, module.params, module, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -288,94 +288,38 @@ msg:
   sample: "ib_write_lat mlx5_0:1 -> node1: typical 0.98 us, p99 1.00 us at 2 B"
 """
 
-import shlex
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import latency as perftest_lat
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import run as perftest_run
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
-from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import read_port_rate_gbps
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds, latency
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import run
 
-
-def _result(params, link_rate):
-    result = dict(changed=False, format=None, rows=[], link_type=None, link_rate_gbps=link_rate, passed=None)
-    result.update(dict.fromkeys(testkinds.LATENCY_METRICS))
-    result.update(threshold_us=params["max_typical_us"], failure=None, warnings_seen=[], cmd=[])
-    result.update(stdout="", stderr="", rc=None, attempts=0, elapsed_s=0.0)
-    return result
+ARGUMENT_SPEC = dict(
+    role=dict(type="str", required=True, choices=["server", "client"]),
+    server=dict(type="str"),
+    device=dict(type="str", required=True),
+    ib_port=dict(type="int", default=1),
+    gid_index=dict(type="int"),
+    tcp_port=dict(type="int", default=kinds.DEFAULT_TCP_PORT),
+    size=dict(type="str", default=str(latency.DEFAULT_SIZE)),
+    iterations=dict(type="int"),
+    duration=dict(type="int"),
+    use_cuda=dict(type="int"),
+    test=dict(type="str", default="write_lat", choices=list(kinds.LATENCY_TESTS)),
+    timeout=dict(type="float", default=120),
+    connect_timeout=dict(type="float", default=30),
+    max_typical_us=dict(type="float"),
+    max_p99_us=dict(type="float"),
+    executable=dict(type="str"),
+    extra_args=dict(type="list", elements="str", default=[]),
+    sysfs_root=dict(type="path", default="/sys"),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            role=dict(type="str", required=True, choices=["server", "client"]),
-            server=dict(type="str"),
-            device=dict(type="str", required=True),
-            ib_port=dict(type="int", default=1),
-            gid_index=dict(type="int"),
-            tcp_port=dict(type="int", default=perftest.DEFAULT_TCP_PORT),
-            size=dict(type="str", default=str(perftest_lat.DEFAULT_SIZE)),
-            iterations=dict(type="int"),
-            duration=dict(type="int"),
-            use_cuda=dict(type="int"),
-            test=dict(type="str", default="write_lat", choices=list(testkinds.LATENCY_TESTS)),
-            timeout=dict(type="float", default=120),
-            connect_timeout=dict(type="float", default=30),
-            max_typical_us=dict(type="float"),
-            max_p99_us=dict(type="float"),
-            executable=dict(type="str"),
-            extra_args=dict(type="list", elements="str", default=[]),
-            sysfs_root=dict(type="path", default="/sys"),
-        ),
-        required_if=[("role", "client", ("server",))],
-        supports_check_mode=True,
+        argument_spec=ARGUMENT_SPEC, required_if=[("role", "client", ("server",))], supports_check_mode=True
     )
-    params = module.params
-    test = params["test"]
-    problems = testkinds.validate_params(test, params)
-    problems += perftest_lat.check_gate_options(params["max_typical_us"], params["max_p99_us"], params["duration"])
-    if params["timeout"] <= 0:
-        problems.append("timeout=%s must be positive" % params["timeout"])
-    if problems:
-        module.fail_json(msg="perftest_lat: " + "; ".join(problems) + ".")
-
-    where = perftest_run.where(testkinds.executable(test), params)
-    result = _result(params, read_port_rate_gbps(params["sysfs_root"], params["device"], params["ib_port"]))
-    if module.check_mode:
-        result["cmd"] = testkinds.build_argv(test, params)
-        result["msg"] = "check mode: perftest not run; would run: %s" % " ".join(shlex.quote(a) for a in result["cmd"])
-        module.exit_json(**result)
-    exe, error = perftest_run.resolve_executable(testkinds.executable(test, params), module.get_bin_path)
-    if error:
-        module.fail_json(msg=error, **result)
-    result["cmd"] = argv = testkinds.build_argv(test, dict(params, executable=exe))
-
-    def classify(run, parsed):
-        return parsed, testkinds.classify_failure(test, run["stdout"], run["stderr"], run["rc"], parsed, params["role"])
-
-    outcome = perftest_run.run_with_retry(argv, params, perftest_lat.parse_lat_text, classify)
-    result.update((k, outcome[k]) for k in ("attempts", "elapsed_s", "stdout", "stderr", "rc"))
-    parsed = outcome["parsed"]
-    measured = testkinds.measurement(test, parsed)
-    result.update(measured, format=parsed["format"], rows=parsed["rows"], link_type=parsed["link_type"])
-    result["warnings_seen"] = parsed["warnings"]
-    failure = outcome["failure"]
-    if failure:
-        result.update(failure=failure, passed=False)
-        if outcome["interrupted"]:
-            module.fail_json(
-                msg="%s: interrupted by signal %s, perftest stopped." % (where, outcome["interrupted"]), **result
-            )
-        module.fail_json(msg="%s: %s; %s." % (where, failure["message"], failure["hint"]), **result)
-    judged = perftest_lat.judge_side(
-        where, test, measured, bool(parsed["rows"]), params["max_typical_us"], params["max_p99_us"]
-    )
-    result["warnings_seen"] += judged["warnings"]
-    result.update(passed=judged["passed"], threshold_us=judged["threshold_us"], failure=judged["failure"])
-    if judged["failure"]:
-        module.fail_json(msg=judged["msg"], **result)
-    module.exit_json(msg=judged["msg"], **result)
+    respond(module, run, module.params, module, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -142,88 +142,27 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-import os
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.module import run_qos_check
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError, parse_mlnx_qos
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import parse_conf
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, check_layers
+ARGUMENT_SPEC = dict(
+    qos=dict(type="dict", default={}),
+    nccl_env=dict(type="dict", default={}),
+    nccl_conf=dict(type="path"),
+    host_state=dict(type="dict"),
+    netdev=dict(type="str"),
+    executable=dict(type="str", default="mlnx_qos"),
+    switch_state=dict(type="dict"),
+    fail_on_error=dict(type="bool", default=True),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            qos=dict(type="dict", default={}),
-            nccl_env=dict(type="dict", default={}),
-            nccl_conf=dict(type="path"),
-            host_state=dict(type="dict"),
-            netdev=dict(type="str"),
-            executable=dict(type="str", default="mlnx_qos"),
-            switch_state=dict(type="dict"),
-            fail_on_error=dict(type="bool", default=True),
-        ),
-        mutually_exclusive=[("host_state", "netdev")],
-        supports_check_mode=True,
+        argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("host_state", "netdev")], supports_check_mode=True
     )
-    params = module.params
-    host_state = params["host_state"]
-    nccl_env, conf_warnings = params["nccl_env"], []
-    if params["nccl_conf"]:
-        if params["nccl_env"]:
-            module.fail_json(msg="qos_check got both nccl_env and nccl_conf: pass one of them.")
-        if not os.path.isfile(params["nccl_conf"]):
-            module.fail_json(
-                msg="%s does not exist: render it first (role nccl_env) or drop nccl_conf." % params["nccl_conf"]
-            )
-        try:
-            with open(params["nccl_conf"], "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read %s: %s; run as a user who can read it." % (params["nccl_conf"], exc))
-        nccl_env, problems = parse_conf(text)
-        conf_warnings = ["%s %s" % (params["nccl_conf"], p["message"]) for p in problems]
-    if params["netdev"]:
-        executable = params["executable"]
-        if "/" not in executable:
-            executable = module.get_bin_path(executable) or executable
-        rc, out, err = module.run_command([executable, "-i", params["netdev"]])
-        if rc != 0:
-            module.fail_json(
-                msg="%s -i %s failed (rc %d): %s; pass host_state instead or install mlnx-tools."
-                % (executable, params["netdev"], rc, (err or out).strip()[:300])
-            )
-        try:
-            parsed = parse_mlnx_qos(out)
-        except MlnxQosParseError as exc:
-            module.fail_json(msg="cannot read %s -i %s: %s" % (executable, params["netdev"], exc))
-        host_state = {
-            "trust": parsed["trust"],
-            "pfc": parsed["pfc"],
-            "dscp2prio": {str(k): v for k, v in parsed["dscp2prio"].items()},
-        }
-    try:
-        report = check_layers(params["qos"], nccl_env, host_state, params["switch_state"])
-    except QosModelError as exc:
-        module.fail_json(msg=str(exc))
-    qos_warnings = conf_warnings + report.pop("warnings")
-    for warning in qos_warnings:
-        module.warn(warning)
-    result = dict(changed=False, qos_warnings=qos_warnings, nccl_env=nccl_env, **report)
-    if host_state is not None:
-        result["host_state"] = host_state
-    if report["errors"]:
-        result["msg"] = (
-            report["errors"][0]
-            if len(report["errors"]) == 1
-            else ("%d QoS errors; first: %s" % (len(report["errors"]), report["errors"][0]))
-        )
-        if params["fail_on_error"]:
-            module.fail_json(**result)
-    else:
-        result["msg"] = "QoS layers agree (%s)%s" % (
-            report["mode"],
-            ", %d warning(s)" % len(qos_warnings) if qos_warnings else "",
-        )
-    module.exit_json(**result)
+    # mlnx_qos is run and found as Ansible does (run_command, get_bin_path)
+    respond(module, run_qos_check, module.params, module)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,9 @@ BANNER = (
     "************************************\n* Waiting for client to connect... *\n************************************"
 )
 
-# Counter bit widths (for saturation when a fault bumps one), as in the kernel's PMA counters.
+# Counter bit widths (for saturation when a fault bumps one), as in the kernel's PMA counters: a copy of
+# plugins/module_utils/host/counters.py COUNTER_WIDTHS (the simulator runs alone in the lab image), kept equal to
+# it by tests/unit/lab/test_lab_tables.py.
 COUNTER_WIDTHS = {
     "symbol_error": 16,
     "link_error_recovery": 8,
@@ -90,6 +92,7 @@ COUNTER_WIDTHS = {
     "local_link_integrity_errors": 4,
     "excessive_buffer_overrun_errors": 4,
     "VL15_dropped": 16,
+    "port_xmit_wait": 32,
 }
 
 DEFAULT_LAT_SIZE = 2  # perftest's DEF_SIZE_LAT

@@ -49,6 +49,8 @@ import json
 import os
 import sys
 
+# The files of ports/<n>/counters/: a copy of host/counters.py STANDARD_COUNTERS (this builder runs alone in the
+# lab image), kept equal to it by tests/unit/lab/test_lab_tables.py.
 STANDARD_COUNTERS = (
     "VL15_dropped",
     "excessive_buffer_overrun_errors",

@@ -4,9 +4,10 @@
 """How a module answers Ansible, written once: a module's main() builds its AnsibleModule and hands it, with
 its ``run(params, check_mode)`` from module_utils, to ``respond()``.
 
-``run`` returns the result dict (``failed: True`` in it fails the task with that result, ``warnings`` are
-shown by Ansible) or raises ``ModuleError`` with the one sentence the task fails with (what, where, what to
-do). Nothing here imports Ansible: the module object is only called.
+``run`` returns the result dict (``failed: True`` in it fails the task with that result; ``warnings``, a list
+of sentences, are shown as the task's warnings with ``module.warn``) or raises ``ModuleError`` with the one
+sentence the task fails with (what, where, what to do). Nothing here imports Ansible: the module object is only
+called.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,7 +29,9 @@ def respond(module, run, *args, **kwargs):
     try:
         result = dict(run(*args, **kwargs))
     except ModuleError as exc:
-        module.fail_json(msg=exc.msg, **exc.result)
+        module.fail_json(**dict(exc.result, msg=exc.msg))
         return
     failed = result.pop("failed", False)
+    for warning in result.pop("warnings", None) or ():
+        module.warn(warning)
     (module.fail_json if failed else module.exit_json)(**result)

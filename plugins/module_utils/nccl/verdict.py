@@ -21,9 +21,9 @@ __metaclass__ = type
 
 import json
 import os
-import tempfile
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import plan as nccl_plan
 
@@ -324,15 +324,7 @@ def read_baseline(path):
 
 
 def write_baseline(path, baseline):
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".nccl-curves.", suffix=".tmp", dir=directory)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(baseline, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    files.write_json(path, baseline, newline=True, indent=1, sort_keys=True)
 
 
 def run(params, check_mode=False, now=None):

@@ -1,16 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure helpers for perftest's bandwidth tools (ib_write_bw, ib_read_bw, ib_send_bw).
+"""The reports of perftest's bandwidth tools (ib_write_bw, ib_read_bw, ib_send_bw) and the failures of every tool.
 
-- ``build_argv(params)``: the argument vector (a list, never a shell string).
+The argument vector, the parameters and the registry are kinds.py's, the gate gate.py's (one path for
+bandwidth and latency).
+
 - ``parse_text(output)``: the console report (header block, result table, warnings) of any
   perftest version we have seen: ``Gb/sec`` / ``MB/sec`` / ``MiB/sec`` tables, tables without
   MsgRate, tab padding, warnings inside the table, server banners, ``-a`` tables and the
   interleaved server+client stream of a loopback run.
 - ``parse_json(text, unit)``: the ``--out_json_file`` document.
 - ``classify_failure(stdout, stderr, rc)``: one known failure kind with a sentence and a hint.
-- ``gate(...)``: the pass/fail threshold from ``min_gbps`` and ``min_link_fraction`` x port rate.
 
 All bandwidths returned are Gb/s (10^9 bit/s). perftest's ``MB/sec`` (before 24.07) and
 ``MiB/sec`` (24.07+) are both 2^20 bytes per second.
@@ -24,11 +25,9 @@ import json
 import math
 import re
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate as _gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import scan
 
 TESTS = ("write", "read", "send")
-DEFAULT_TCP_PORT = 18515
 
 # Gb/s per one unit of each console unit.
 _MIB_BITS = 1048576 * 8
@@ -52,86 +51,6 @@ def to_gbps(value, unit):
 def from_gbps(gbps, unit):
     """Inverse of to_gbps."""
     return float(gbps) / UNIT_TO_GBPS[unit]
-
-
-def default_executable(test):
-    return "ib_%s_bw" % test
-
-
-# --------------------------------------------------------------------------------------------
-# argv
-
-
-def _size_is_all(size):
-    return str(size).strip().lower() == "all"
-
-
-def validate_params(params):
-    """Return a list of problems (sentences) with the parameters, empty when they are usable."""
-    problems = []
-    role = params.get("role")
-    if role == "client" and not params.get("server"):
-        problems.append("role=client needs server (the address of the host running the server side)")
-    size = params.get("size")
-    if size is not None and not _size_is_all(size):
-        try:
-            if int(str(size)) <= 0:
-                raise ValueError
-        except ValueError:
-            problems.append("size=%r is neither a positive number of bytes nor 'all'" % (size,))
-    for name in ("qps", "ib_port"):
-        value = params.get(name)
-        if value is not None and int(value) < 1:
-            problems.append("%s=%s must be at least 1" % (name, value))
-    port = params.get("tcp_port")
-    if port is not None and not 1 <= int(port) <= 65535:
-        problems.append("tcp_port=%s is not a TCP port (1..65535)" % port)
-    duration = params.get("duration")
-    if duration is not None and int(duration) < 1:
-        problems.append("duration=%s must be at least 1 second (or unset for an iteration count)" % duration)
-    if duration is not None and size is not None and _size_is_all(size):
-        problems.append("size=all (-a) and duration (-D) cannot be combined: perftest rejects it")
-    return problems
-
-
-def build_argv(params, json_file=None):
-    """The perftest argument vector for these module parameters.
-
-    [executable, -d dev, -i port, (-x gid)?, -q qps, -s size | -a, (-D secs)?, (-b)?,
-     (--use_cuda=<n>)?, -p tcp_port, (--report_gbits)?, -F, (--out_json --out_json_file=F)?,
-     *extra_args, server (client only)]
-    """
-    test = params.get("test") or "write"
-    argv = [params.get("executable") or default_executable(test)]
-    argv += ["-d", str(params["device"]), "-i", str(params.get("ib_port") or 1)]
-    if params.get("gid_index") is not None:
-        argv += ["-x", str(params["gid_index"])]
-    argv += ["-q", str(params.get("qps") or 1)]
-    size = params.get("size")
-    if size is None:
-        size = 65536
-    if _size_is_all(size):
-        argv.append("-a")
-    else:
-        argv += ["-s", str(int(str(size)))]
-    if params.get("duration"):
-        argv += ["-D", str(params["duration"])]
-    if params.get("bidirectional"):
-        argv.append("-b")
-    if params.get("use_cuda") is not None:
-        argv.append("--use_cuda=%s" % params["use_cuda"])
-    argv += ["-p", str(params.get("tcp_port") or DEFAULT_TCP_PORT)]
-    if params.get("report_gbits", True):
-        argv.append("--report_gbits")
-    argv.append("-F")
-    if params.get("out_json"):
-        if not json_file:
-            raise ValueError("out_json needs a json_file path")
-        argv += ["--out_json", "--out_json_file=%s" % json_file]
-    argv += [str(a) for a in (params.get("extra_args") or [])]
-    if params.get("role") == "client":
-        argv.append(str(params["server"]))
-    return argv
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,17 +314,8 @@ def parse_text(output):
 _TRAILING_COMMA_RE = re.compile(r",(\s*[}\]])")
 
 
-def parse_json(text, unit=None):
-    """Parse an --out_json_file document.
-
-    perftest writes the values in the console's unit (Gb/sec with --report_gbits, else MB/MiB per
-    second) and does not name it, so the caller passes ``unit`` (default MiB/sec). Documents of
-    perftest before 24.01 may carry trailing commas; they are tolerated. Raises ValueError when the
-    text holds no results object.
-    """
-    unit = unit or DEFAULT_UNIT
-    if unit not in UNIT_TO_GBPS:
-        raise ValueError("unknown perftest bandwidth unit %r" % (unit,))
+def _json_document(text):
+    """The --out_json document as a dict (trailing commas of perftest before 24.01 tolerated)."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     try:
@@ -417,18 +327,35 @@ def parse_json(text, unit=None):
             raise ValueError("perftest JSON report is not valid JSON: %s" % exc)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise ValueError("perftest JSON report has no 'results' object")
-    res = doc["results"]
-    info = doc.get("test_info") if isinstance(doc.get("test_info"), dict) else {}
+    return doc
+
+
+def _json_values(res):
+    """The row values of a results object, under the console's column keys."""
     try:
         values = {"msg_size": res["MsgSize"], "bw_avg": res["BW_average"]}
     except KeyError as exc:
         raise ValueError("perftest JSON report lacks results.%s" % exc.args[0])
-    if "n_iterations" in res:
-        values["iterations"] = res["n_iterations"]
-    if "BW_peak" in res:
-        values["bw_peak"] = res["BW_peak"]
-    if "MsgRate" in res:
-        values["msg_rate"] = res["MsgRate"]
+    for key, name in (("iterations", "n_iterations"), ("bw_peak", "BW_peak"), ("msg_rate", "MsgRate")):
+        if name in res:
+            values[key] = res[name]
+    return values
+
+
+def parse_json(text, unit=None):
+    """Parse an --out_json_file document.
+
+    perftest writes the values in the console's unit (Gb/sec with --report_gbits, else MB/MiB per
+    second) and does not name it, so the caller passes ``unit`` (default MiB/sec). Documents of
+    perftest before 24.01 may carry trailing commas; they are tolerated. Raises ValueError when the
+    text holds no results object.
+    """
+    unit = unit or DEFAULT_UNIT
+    if unit not in UNIT_TO_GBPS:
+        raise ValueError("unknown perftest bandwidth unit %r" % (unit,))
+    doc = _json_document(text)
+    info = doc.get("test_info") if isinstance(doc.get("test_info"), dict) else {}
+    values = _json_values(doc["results"])
     try:
         row = _make_row(values, unit)
     except (TypeError, ValueError) as exc:
@@ -536,6 +463,64 @@ def _first_line(text, pattern):
     return None
 
 
+def _completion_message(text, match):
+    status = _STATUS_RE.search(text)
+    if not status:
+        return "perftest got a completion with error"
+    num = int(status.group("status"))
+    message = "perftest got a completion with error: status %d (%s)" % (num, WC_STATUS.get(num, "?"))
+    if status.group("syndrome"):
+        message += ", vendor syndrome %s" % status.group("syndrome")
+    return message
+
+
+def _connect_message(text, match):
+    port = match.group("port")
+    return "perftest could not connect to the server at %s%s" % (match.group("target"), ":" + port if port else "")
+
+
+# the sentence of each known failure, from the text and the pattern's match
+_MESSAGES = {
+    "no_device": lambda text, match: "perftest found no RDMA device (%s)" % _first_line(text, match.re),
+    "port_busy": lambda text, match: (
+        "perftest could not listen on TCP port %s (already in use)" % (match.group("port") or "?")
+    ),
+    "connect": _connect_message,
+    "modify_qp_rtr": lambda text, match: (
+        "perftest failed to modify QP %s to RTR (the two ends could not be connected)" % match.group("qpn")
+    ),
+    "mr_alloc": lambda text, match: "perftest could not register its memory region (%s)" % _first_line(text, match.re),
+    "completion_error": _completion_message,
+    "bw_limit": lambda text, match: "perftest reported its BW result below the --limit_bw value",
+}
+
+
+def _decoded(value):
+    value = value or ""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _known_failure(text, crash_note):
+    """The first known failure pattern in the text, as {kind, message, hint}; None when there is none."""
+    for kind, pattern in _FAILURE_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            return {"kind": kind, "message": _MESSAGES[kind](text, match) + crash_note, "hint": _HINTS[kind]}
+    return None
+
+
+def _exit_failure(text, rc, parsed, expect_table):
+    """A run that matched no known failure: a non-zero exit, or no result table where one was due."""
+    if rc not in (0, None):
+        last = _last_meaningful_line(text)
+        message = "perftest exited with code %s" % rc + (" (last line: %s)" % last if last else "")
+        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
+    if expect_table and not parsed["rows"]:
+        message = "perftest exited with code %s but printed no result table" % rc
+        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
+    return None
+
+
 def classify_failure(stdout, stderr, rc, parsed=None, expect_table=True):
     """Classify a finished perftest run; None when it succeeded (rc 0 and a result table).
 
@@ -545,64 +530,16 @@ def classify_failure(stdout, stderr, rc, parsed=None, expect_table=True):
     Returns {kind, message, hint}. The specific cause wins over its consequence: "Couldn't allocate
     MR" followed by a segmentation fault is mr_alloc (the message mentions the crash).
     """
-    stdout = stdout or ""
-    stderr = stderr or ""
-    if isinstance(stdout, bytes):
-        stdout = stdout.decode("utf-8", "replace")
-    if isinstance(stderr, bytes):
-        stderr = stderr.decode("utf-8", "replace")
+    stdout, stderr = _decoded(stdout), _decoded(stderr)
     text = stdout + "\n" + stderr
     crashed = bool(_CRASH_RE.search(text)) or (rc is not None and (rc < 0 or rc >= 128))
-    crash_note = ""
-    if crashed:
-        crash_note = " and then crashed (%s)" % _crash_reason(text, rc)
-    for kind, pattern in _FAILURE_PATTERNS:
-        match = pattern.search(text)
-        if not match:
-            continue
-        if kind == "no_device":
-            message = "perftest found no RDMA device (%s)" % _first_line(text, pattern)
-        elif kind == "port_busy":
-            message = "perftest could not listen on TCP port %s (already in use)" % (match.group("port") or "?")
-        elif kind == "connect":
-            target = match.group("target")
-            port = match.group("port")
-            message = "perftest could not connect to the server at %s%s" % (target, ":" + port if port else "")
-        elif kind == "modify_qp_rtr":
-            message = "perftest failed to modify QP %s to RTR (the two ends could not be connected)" % (
-                match.group("qpn")
-            )
-        elif kind == "mr_alloc":
-            message = "perftest could not register its memory region (%s)" % _first_line(text, pattern)
-        elif kind == "completion_error":
-            status = _STATUS_RE.search(text)
-            if status:
-                num = int(status.group("status"))
-                message = "perftest got a completion with error: status %d (%s)" % (num, WC_STATUS.get(num, "?"))
-                if status.group("syndrome"):
-                    message += ", vendor syndrome %s" % status.group("syndrome")
-            else:
-                message = "perftest got a completion with error"
-        else:  # bw_limit
-            message = "perftest reported its BW result below the --limit_bw value"
-        return {"kind": kind, "message": message + crash_note, "hint": _HINTS[kind]}
+    crash_note = " and then crashed (%s)" % _crash_reason(text, rc) if crashed else ""
+    known = _known_failure(text, crash_note)
+    if known:
+        return known
     if crashed:
         return {"kind": "crash", "message": "perftest crashed (%s)" % _crash_reason(text, rc), "hint": _HINTS["crash"]}
-    if parsed is None:
-        parsed = parse_text(stdout)
-    if rc not in (0, None):
-        last = _last_meaningful_line(text)
-        message = "perftest exited with code %s" % rc
-        if last:
-            message += " (last line: %s)" % last
-        return {"kind": "unknown", "message": message, "hint": _HINTS["unknown"]}
-    if expect_table and not parsed["rows"]:
-        return {
-            "kind": "unknown",
-            "message": "perftest exited with code %s but printed no result table" % rc,
-            "hint": _HINTS["unknown"],
-        }
-    return None
+    return _exit_failure(text, rc, parse_text(stdout) if parsed is None else parsed, expect_table)
 
 
 def _crash_reason(text, rc):
@@ -622,33 +559,3 @@ def _last_meaningful_line(text):
         if stripped and not _SEPARATOR_RE.match(stripped):
             return stripped
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# gate
-
-
-def gate(bw_avg_gbps, min_gbps=None, min_link_fraction=None, link_rate_gbps=None, bidirectional=False):
-    """Threshold = max(min_gbps, min_link_fraction x link rate (x2 when bidirectional)), as gate.py decides it.
-
-    One side's view of the pair: its own port rate is the only rate it knows. Returns {threshold_gbps,
-    passed, basis, error}: threshold None and passed True when no gate is given; ``error`` says why
-    min_link_fraction could not be applied (unknown port rate). passed is None when there is no measurement
-    or the gate cannot be applied.
-    """
-    threshold = _gate.bandwidth_threshold(
-        min_gbps=min_gbps,
-        min_link_fraction=min_link_fraction,
-        server_rate_gbps=link_rate_gbps,
-        bidirectional=bidirectional,
-    )
-    limit = threshold["threshold_gbps"]
-    if limit is None:
-        passed = None if (threshold["error"] or bw_avg_gbps is None) else True
-    else:
-        passed = None if bw_avg_gbps is None else float(bw_avg_gbps) >= limit
-    return {"threshold_gbps": limit, "passed": passed, "basis": threshold["basis"], "error": threshold["error"]}
-
-
-def format_gbps(value):
-    return "%.1f" % float(value)

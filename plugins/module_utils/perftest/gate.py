@@ -6,7 +6,9 @@
 Bandwidth: threshold = max(min_gbps, min_link_fraction x expected rate (x2 bidirectional)), where the
 expected rate is the inventory's (``expect_rate_gbps``) or else the HIGHER of the two ends' port rates,
 so a port that trained down fails from either side. Latency: max_typical_us / max_p99_us ceilings.
-The peer-relative gate and the baseline regression need every result and live in the report.
+One side (a perftest_bw or perftest_lat run) is judged with side_bandwidth and latency_verdict, a joined pair
+with bandwidth_threshold/judge_bandwidth and judge_latency. The peer-relative gate and the baseline regression
+need every result and live in the report.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -126,3 +128,63 @@ def judge_latency(t_typical_us, p99_us=None, max_typical_us=None, max_p99_us=Non
         )
     limit = _finite(max_typical_us)
     return True, None, None, limit
+
+
+def side_bandwidth(bw_avg_gbps, min_gbps=None, min_link_fraction=None, link_rate_gbps=None, bidirectional=False):
+    """One side's view of its pair (perftest_bw): its own port rate is the only rate it knows.
+
+    Returns {threshold_gbps, passed, basis, error}: threshold None and passed True when no gate is given;
+    ``error`` says why min_link_fraction could not be applied (unknown port rate). passed is None when there is
+    no measurement or the gate cannot be applied.
+    """
+    threshold = bandwidth_threshold(
+        min_gbps=min_gbps,
+        min_link_fraction=min_link_fraction,
+        server_rate_gbps=link_rate_gbps,
+        bidirectional=bidirectional,
+    )
+    limit = threshold["threshold_gbps"]
+    if limit is None:
+        passed = None if (threshold["error"] or bw_avg_gbps is None) else True
+    else:
+        passed = None if bw_avg_gbps is None else float(bw_avg_gbps) >= limit
+    return {"threshold_gbps": limit, "passed": passed, "basis": threshold["basis"], "error": threshold["error"]}
+
+
+def check_latency_options(max_typical_us=None, max_p99_us=None, duration=None):
+    """Problems (sentences) with the latency gate settings, checked before anything runs."""
+    problems = []
+    for name, value in (("max_typical_us", max_typical_us), ("max_p99_us", max_p99_us)):
+        if value is not None and (_finite(value) is None or float(value) <= 0):
+            problems.append("%s=%r must be a finite number of microseconds above 0" % (name, value))
+    if max_p99_us is not None and duration:
+        problems.append(
+            "max_p99_us cannot be checked with duration (-D): perftest prints only the average then; "
+            "use iterations instead"
+        )
+    return problems
+
+
+def latency_verdict(measured, max_typical_us=None, max_p99_us=None):
+    """Judge a latency measurement (kinds.measurement's keys) against the ceilings.
+
+    Returns {passed, failure_kind, failure, threshold_us, unchecked}: ``unchecked`` names a ceiling that could not
+    be applied because this perftest printed no such column (the old layout has no percentiles); judge_latency
+    decides the rest (the typical latency, or the average where only it is printed, against max_typical_us; p99
+    against max_p99_us).
+    """
+    unchecked = []
+    if max_p99_us is not None and measured.get("p99_us") is None:
+        unchecked.append("max_p99_us (this perftest printed no 99% percentile)")
+    passed, kind, sentence, threshold = judge_latency(
+        measured.get("latency_us"), measured.get("p99_us"), max_typical_us, max_p99_us
+    )
+    if sentence and measured.get("latency_basis") == "t_avg":
+        sentence = sentence.replace("typical latency", "average latency (no typical printed)")
+    return {
+        "passed": passed,
+        "failure_kind": kind,
+        "failure": sentence,
+        "threshold_us": threshold,
+        "unchecked": unchecked,
+    }

@@ -7,7 +7,8 @@ read_lat, send_lat), as data, with the functions every caller uses instead of na
 - ``TEST_KINDS[test]``: the facts of one test (see _entry below for the keys).
 - ``kind_of(test)``: ``"bandwidth"`` or ``"latency"``; ValueError naming the valid tests.
 - ``validate_params(test, params)``: sentences about unusable parameters (empty when fine).
-- ``build_argv(test, params, json_file=None)``: the argument vector (a list, never a shell string).
+- ``build_argv(test, params, json_file=None)``: the argument vector (a list, never a shell string), the one
+  builder of every test: what differs between the tools is the entry's ``options``.
 - ``parse(test, output)``: the parsed console report (perftest.parse_text / perftest_lat.parse_lat_text).
 - ``measurement(test, parsed)``: the headline figures as flat keys (None where not printed).
 - ``classify_failure(test, stdout, stderr, rc, parsed=None, role=None)``: {kind, message, hint} or None.
@@ -44,6 +45,9 @@ LATENCY_METRICS = (
 )
 
 _TITLES = {"write": "RDMA_Write", "read": "RDMA_Read", "send": "Send"}
+BANDWIDTH_OPTIONS = ("qps", "bidirectional", "report_gbits", "out_json")
+LATENCY_OPTIONS = ("iterations",)
+DEFAULT_TCP_PORT = 18515
 
 
 def _entry(verb, kind):
@@ -65,6 +69,8 @@ def _entry(verb, kind):
         "better": "lower" if lat else "higher",
         # The largest size is the bandwidth headline, the smallest the latency one.
         "headline_size": "smallest" if lat else "largest",
+        # The options only this kind of tool takes (-n: latency; -q, -b, --report_gbits, --out_json: bandwidth).
+        "options": LATENCY_OPTIONS if lat else BANDWIDTH_OPTIONS,
     }
 
 
@@ -107,62 +113,111 @@ def _size_is_all(size):
     return str(size).strip().lower() == "all"
 
 
+def _common_problems(params, options):
+    """What every tool refuses: a client without server, a bad size, port, duration or count."""
+    problems = []
+    if params.get("role") == "client" and not params.get("server"):
+        problems.append("role=client needs server (the address of the host running the server side)")
+    size = params.get("size")
+    if size is not None and not _size_is_all(size):
+        try:
+            if int(str(size)) <= 0:
+                raise ValueError
+        except ValueError:
+            problems.append("size=%r is neither a positive number of bytes nor 'all'" % (size,))
+    for name in ("qps", "ib_port"):
+        value = params.get(name) if name in options or name == "ib_port" else None
+        if value is not None and int(value) < 1:
+            problems.append("%s=%s must be at least 1" % (name, value))
+    port = params.get("tcp_port")
+    if port is not None and not 1 <= int(port) <= 65535:
+        problems.append("tcp_port=%s is not a TCP port (1..65535)" % port)
+    duration = params.get("duration")
+    if duration is not None and int(duration) < 1:
+        problems.append("duration=%s must be at least 1 second (or unset for an iteration count)" % duration)
+    if duration is not None and size is not None and _size_is_all(size):
+        problems.append("size=all (-a) and duration (-D) cannot be combined: perftest rejects it")
+    return problems
+
+
+def _iteration_problems(params):
+    iterations = params.get("iterations")
+    if iterations is None:
+        return []
+    problems = []
+    try:
+        if int(iterations) < perftest_lat.MIN_ITERATIONS:
+            raise ValueError
+    except (TypeError, ValueError):
+        problems.append(
+            "iterations=%r must be a whole number of at least %d (perftest's minimum)"
+            % (iterations, perftest_lat.MIN_ITERATIONS)
+        )
+    if params.get("duration"):
+        problems.append("iterations (-n) and duration (-D) cannot be combined: perftest ignores -n with -D")
+    return problems
+
+
 def validate_params(test, params):
     """Problems (sentences) with the parameters for this test; empty when usable."""
-    if not is_latency(test):
-        return perftest.validate_params(params)
-    problems = perftest.validate_params(dict(params, qps=None))
-    iterations = params.get("iterations")
-    if iterations is not None:
-        try:
-            if int(iterations) < perftest_lat.MIN_ITERATIONS:
-                raise ValueError
-        except (TypeError, ValueError):
-            problems.append(
-                "iterations=%r must be a whole number of at least %d (perftest's minimum)"
-                % (iterations, perftest_lat.MIN_ITERATIONS)
-            )
-        if params.get("duration"):
-            problems.append("iterations (-n) and duration (-D) cannot be combined: perftest ignores -n with -D")
-    if params.get("out_json"):
+    options = get(test)["options"]
+    problems = _common_problems(params, options)
+    if "iterations" in options:
+        problems += _iteration_problems(params)
+    if "out_json" not in options and params.get("out_json"):
         problems.append("out_json is not supported for latency tests: the console table is parsed")
     return problems
 
 
-def build_argv(test, params, json_file=None):
-    """The perftest argument vector for this test.
+def _size_argv(size, default):
+    size = default if size is None else size
+    return ["-a"] if _size_is_all(size) else ["-s", str(int(str(size)))]
 
-    Bandwidth: perftest.build_argv (see there). Latency:
-    [executable, -d dev, -i port, (-x gid)?, -s size | -a, (-D secs)?, (-n iterations)?,
-     (--use_cuda=<n>)?, -p tcp_port, -F, *extra_args, server (client only)]
-    perftest's latency tools print usec without an option (no --report_gbits); -F keeps a CPU
-    frequency warning from failing the run.
+
+def _json_argv(params, json_file, options):
+    if "out_json" not in options:
+        if params.get("out_json") or json_file:
+            raise ValueError("out_json is not supported for latency tests")
+        return []
+    if not params.get("out_json"):
+        return []
+    if not json_file:
+        raise ValueError("out_json needs a json_file path")
+    return ["--out_json", "--out_json_file=%s" % json_file]
+
+
+def build_argv(test, params, json_file=None):
+    """The perftest argument vector for this test, one builder for every tool:
+
+    [executable, -d dev, -i port, (-x gid)?, (-q qps)?, -s size | -a, (-D secs | -n iterations)?, (-b)?,
+     (--use_cuda=<n>)?, -p tcp_port, (--report_gbits)?, -F, (--out_json --out_json_file=F)?, *extra_args,
+     server (client only)]
+
+    -q, -b, --report_gbits and --out_json are the bandwidth tools' (``options`` of the entry), -n the latency
+    tools' (which print usec without an option); -F keeps a CPU frequency warning from failing the run.
     """
     entry = get(test)
-    if entry["kind"] == BANDWIDTH:
-        return perftest.build_argv(dict(params, test=entry["verb"], executable=executable(test, params)), json_file)
-    if params.get("out_json") or json_file:
-        raise ValueError("out_json is not supported for latency tests")
-    argv = [executable(test, params)]
-    argv += ["-d", str(params["device"]), "-i", str(params.get("ib_port") or 1)]
+    options = entry["options"]
+    json_argv = _json_argv(params, json_file, options)
+    argv = [executable(test, params), "-d", str(params["device"]), "-i", str(params.get("ib_port") or 1)]
     if params.get("gid_index") is not None:
         argv += ["-x", str(params["gid_index"])]
-    size = params.get("size")
-    if size is None:
-        size = entry["default_size"]
-    if _size_is_all(size):
-        argv.append("-a")
-    else:
-        argv += ["-s", str(int(str(size)))]
+    if "qps" in options:
+        argv += ["-q", str(params.get("qps") or 1)]
+    argv += _size_argv(params.get("size"), entry["default_size"])
     if params.get("duration"):
         argv += ["-D", str(params["duration"])]
-    elif params.get("iterations"):
+    elif "iterations" in options and params.get("iterations"):
         argv += ["-n", str(int(params["iterations"]))]
+    if "bidirectional" in options and params.get("bidirectional"):
+        argv.append("-b")
     if params.get("use_cuda") is not None:
         argv.append("--use_cuda=%s" % params["use_cuda"])
-    argv += ["-p", str(params.get("tcp_port") or perftest.DEFAULT_TCP_PORT)]
+    argv += ["-p", str(params.get("tcp_port") or DEFAULT_TCP_PORT)]
+    if "report_gbits" in options and params.get("report_gbits", True):
+        argv.append("--report_gbits")
     argv.append("-F")
-    argv += [str(a) for a in (params.get("extra_args") or [])]
+    argv += json_argv + [str(a) for a in (params.get("extra_args") or [])]
     if params.get("role") == "client":
         argv.append(str(params["server"]))
     return argv

@@ -127,44 +127,71 @@ def bandwidth_columns(text):
     return out
 
 
+class _LatencyColumns(object):
+    """latency_columns' state: the runs and the closing bracket already found, reused by later starts."""
+
+    def __init__(self, text):
+        self.text = text
+        self.closer = _Closer(text)
+        self.run_end, self.digits_end, self.digits_close = -1, -1, -1
+
+    def percentile_end(self, pos):
+        """Where ``\\d+(?:\\.\\d+)?%\\s*percentile\\s*\\[[^\\]]*\\]`` at pos ends, or None (every start inside a
+        run of digits meets the same tail)."""
+        if pos >= self.digits_end:
+            self.digits_end = _DIGIT_RUN.match(self.text, pos).end()
+            tail = _PERCENTILE_TAIL.match(self.text, self.digits_end)
+            self.digits_close = self.closer.at_or_after(tail.end()) if tail else -1
+        return self.digits_close + 1 if self.digits_close >= 0 else None
+
+    def bracketed_end(self, pos):
+        """Where ``[A-Za-z_][\\w ]*?\\[[^\\]]*\\]`` at pos ends, or None."""
+        text = self.text
+        if pos >= self.run_end:
+            self.run_end = _LAT_RUN.match(text, pos + 1).end()
+        close = self.closer.at_or_after(self.run_end + 1) if text[self.run_end : self.run_end + 1] == "[" else -1
+        return close + 1 if close >= 0 else None
+
+    def column_end(self, pos):
+        """Where the column that starts at pos ends (the alternatives in the pattern's order), or None."""
+        char = self.text[pos]
+        if char == "#":
+            match = _HASH_WORD.match(self.text, pos)
+            return match.end() if match else None
+        found = self.percentile_end(pos) if char.isdigit() else None
+        if found is None and char == "t":
+            match = _TPS.match(self.text, pos)
+            found = match.end() if match else None
+        if found is None and (char in LETTERS or char == "_"):
+            found = self.bracketed_end(pos)
+        return found
+
+    def next_start(self, pos, found):
+        if found is not None:
+            return _LAT_START.search(self.text, found)
+        if self.text[pos] in LETTERS or self.text[pos] == "_":  # the rest of this run fails the same way,
+            # but at a digit or a "t"
+            return _LAT_INNER_START.search(self.text, pos + 1, self.run_end) or _LAT_START.search(
+                self.text, self.run_end
+            )
+        return _LAT_START.search(self.text, pos + 1)
+
+
 def latency_columns(text):
     """``re.findall(PATTERN, text)`` with PATTERN the alternation of ``#\\w+``,
     ``\\d+(?:\\.\\d+)?%\\s*percentile\\s*\\[[^\\]]*\\]``, ``tps\\s+average`` and
     ``[A-Za-z_][\\w ]*?\\[[^\\]]*\\]``; None beyond MAX_COLUMNS."""
     out = []
-    closer = _Closer(text)
-    run_end, digits_end, digits_close = -1, -1, -1
+    state = _LatencyColumns(text)
     start = _LAT_START.search(text)
     while start:
         pos = start.start()
-        char = text[pos]
-        found = None  # the end of the column found at pos
-        if char == "#":
-            match = _HASH_WORD.match(text, pos)
-            found = match.end() if match else None
-        elif char.isdigit():
-            if pos >= digits_end:  # every start inside a run of digits meets the same tail
-                digits_end = _DIGIT_RUN.match(text, pos).end()
-                tail = _PERCENTILE_TAIL.match(text, digits_end)
-                digits_close = closer.at_or_after(tail.end()) if tail else -1
-            found = digits_close + 1 if digits_close >= 0 else None
-        if found is None and char == "t":
-            match = _TPS.match(text, pos)
-            found = match.end() if match else None
-        if found is None and (char in LETTERS or char == "_"):
-            if pos >= run_end:
-                run_end = _LAT_RUN.match(text, pos + 1).end()
-            close = closer.at_or_after(run_end + 1) if text[run_end : run_end + 1] == "[" else -1
-            found = close + 1 if close >= 0 else None
+        found = state.column_end(pos)
         if found is not None:
             out.append(text[pos:found])
             if len(out) > MAX_COLUMNS:
                 return None
-            start = _LAT_START.search(text, found)
-        elif char in LETTERS or char == "_":  # the rest of this run fails the same way, but at a digit or a "t"
-            start = _LAT_INNER_START.search(text, pos + 1, run_end) or _LAT_START.search(text, run_end)
-        else:
-            start = _LAT_START.search(text, pos + 1)
+        start = state.next_start(pos, found)
     return out
 
 

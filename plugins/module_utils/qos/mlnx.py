@@ -57,6 +57,138 @@ def _ints(text):
     return [int(x) for x in re.split(r"[\s,]+", text.strip()) if x != ""]
 
 
+_SECTIONS = {"dscp2prio mapping:": "dscp2prio", "default priority:": "default_priority", "PFC configuration:": "pfc"}
+
+
+class _Reader(object):
+    """parse_mlnx_qos' state: the result so far, the section a line belongs to and the tc being listed."""
+
+    def __init__(self):
+        self.state = {
+            "dcbx_mode": None,
+            "trust": None,
+            "dscp2prio": {},
+            "default_priority": None,
+            "buffer_size": None,
+            "buffer_total": None,
+            "cable_len": None,
+            "pfc": None,
+            "pfc_buffer": None,
+            "prio_tc": {},
+            "tcs": {},
+            "warnings": [],
+        }
+        self.section = None
+        self.current_tc = None
+
+    def line(self, line):
+        """One stripped line: the first reader that knows it takes it; anything else is a message of the tool
+        (warnings, "not supported" lines)."""
+        readers = (self._dcbx, self._trust, self._section_header, self._buffer, self._cable, self._tc)
+        if any(reader(line) for reader in readers) or self._in_section(line):
+            return
+        self.state["warnings"].append(line)
+
+    def _dcbx(self, line):
+        match = _DCBX_RE.match(line)
+        if match:
+            mode = match.group("mode").lower()
+            self.state["dcbx_mode"] = next((m for m in ("os", "firmware") if mode.startswith(m)), mode)
+            self.section = None
+        return bool(match)
+
+    def _trust(self, line):
+        match = _TRUST_RE.match(line)
+        if match:
+            self.state["trust"] = match.group("trust").lower()
+            self.section = None
+        return bool(match)
+
+    def _section_header(self, line):
+        for header, section in _SECTIONS.items():
+            if line.startswith(header):
+                self.section = section
+                return True
+        return False
+
+    def _buffer(self, line):
+        match = _BUFFER_RE.match(line)
+        if not match:
+            return False
+        self.section = None
+        sizes = []
+        for item in (item.strip() for item in match.group("list").split(",")):
+            if "=" in item:
+                self.state["buffer_total"] = int(item.split("=", 1)[1])
+            elif item:
+                sizes.append(int(item))
+        self.state["buffer_size"] = sizes
+        return True
+
+    def _cable(self, line):
+        match = _CABLE_RE.match(line)
+        if match:
+            self.state["cable_len"] = int(match.group("len"))
+            self.section = None
+        return bool(match)
+
+    def _tc(self, line):
+        match = _TC_RE.match(line)
+        if not match:
+            return False
+        self.section = "tc"
+        self.current_tc = int(match.group("tc"))
+        rate_match = _RATE_RE.match(match.group("rate").strip())
+        self.state["tcs"][self.current_tc] = {
+            "tsa": match.group("tsa"),
+            "bw": int(match.group("bw")) if match.group("bw") is not None else None,
+            "ratelimit_gbps": float(rate_match.group("val")) if rate_match else None,
+            "priorities": [],
+        }
+        return True
+
+    def _in_section(self, line):
+        """A line of the section open now (a DSCP list, the default priority, a PFC row, a tc's priority)."""
+        reader = {
+            "dscp2prio": self._dscp,
+            "default_priority": self._default_priority,
+            "pfc": self._pfc_row,
+            "tc": self._tc_priority,
+        }.get(self.section)
+        return bool(reader and reader(line))
+
+    def _dscp(self, line):
+        match = _DSCP_LINE_RE.match(line)
+        if match:
+            prio = int(match.group("prio"))
+            for dscp in _ints(match.group("list")):
+                self.state["dscp2prio"][dscp] = prio
+        return bool(match)
+
+    def _default_priority(self, line):
+        match = _DEFAULT_PRIO_RE.match(line)
+        if match:
+            self.state["default_priority"] = int(match.group("prio"))
+        return bool(match)
+
+    def _pfc_row(self, line):
+        match = _PFC_ROW_RE.match(line)
+        if match:
+            key = {"enabled": "pfc", "buffer": "pfc_buffer"}.get(match.group("name"))
+            if key:
+                self.state[key] = _ints(match.group("vals"))
+        return bool(match)
+
+    def _tc_priority(self, line):
+        match = _TC_PRIO_RE.match(line)
+        if not (match and self.current_tc is not None):
+            return False
+        prio = int(match.group("prio"))
+        self.state["tcs"][self.current_tc]["priorities"].append(prio)
+        self.state["prio_tc"][prio] = self.current_tc
+        return True
+
+
 def parse_mlnx_qos(text):
     """Parse mlnx_qos output into a dict.
 
@@ -67,110 +199,12 @@ def parse_mlnx_qos(text):
     priorities listed), tcs {tc: {tsa, bw, ratelimit_gbps, priorities}}, warnings [str].
     Raises MlnxQosParseError when the text has neither a PFC table nor a TC list.
     """
-    state = {
-        "dcbx_mode": None,
-        "trust": None,
-        "dscp2prio": {},
-        "default_priority": None,
-        "buffer_size": None,
-        "buffer_total": None,
-        "cable_len": None,
-        "pfc": None,
-        "pfc_buffer": None,
-        "prio_tc": {},
-        "tcs": {},
-        "warnings": [],
-    }
-    section = None
-    current_tc = None
+    reader = _Reader()
     for raw in (text or "").splitlines():
         line = raw.strip()
-        if not line:
-            continue
-        match = _DCBX_RE.match(line)
-        if match:
-            mode = match.group("mode").lower()
-            state["dcbx_mode"] = (
-                "os" if mode.startswith("os") else ("firmware" if mode.startswith("firmware") else mode)
-            )
-            section = None
-            continue
-        match = _TRUST_RE.match(line)
-        if match:
-            state["trust"] = match.group("trust").lower()
-            section = None
-            continue
-        if line.startswith("dscp2prio mapping:"):
-            section = "dscp2prio"
-            continue
-        if line.startswith("default priority:"):
-            section = "default_priority"
-            continue
-        if line.startswith("PFC configuration:"):
-            section = "pfc"
-            continue
-        match = _BUFFER_RE.match(line)
-        if match:
-            section = None
-            sizes = []
-            for item in match.group("list").split(","):
-                item = item.strip()
-                if not item:
-                    continue
-                if "=" in item:
-                    state["buffer_total"] = int(item.split("=", 1)[1])
-                else:
-                    sizes.append(int(item))
-            state["buffer_size"] = sizes
-            continue
-        match = _CABLE_RE.match(line)
-        if match:
-            state["cable_len"] = int(match.group("len"))
-            section = None
-            continue
-        match = _TC_RE.match(line)
-        if match:
-            section = "tc"
-            current_tc = int(match.group("tc"))
-            rate = match.group("rate").strip()
-            rate_match = _RATE_RE.match(rate)
-            state["tcs"][current_tc] = {
-                "tsa": match.group("tsa"),
-                "bw": int(match.group("bw")) if match.group("bw") is not None else None,
-                "ratelimit_gbps": float(rate_match.group("val")) if rate_match else None,
-                "priorities": [],
-            }
-            continue
-        if section == "dscp2prio":
-            match = _DSCP_LINE_RE.match(line)
-            if match:
-                prio = int(match.group("prio"))
-                for dscp in _ints(match.group("list")):
-                    state["dscp2prio"][dscp] = prio
-                continue
-        if section == "default_priority":
-            match = _DEFAULT_PRIO_RE.match(line)
-            if match:
-                state["default_priority"] = int(match.group("prio"))
-                continue
-        if section == "pfc":
-            match = _PFC_ROW_RE.match(line)
-            if match:
-                values = _ints(match.group("vals"))
-                if match.group("name") == "enabled":
-                    state["pfc"] = values
-                elif match.group("name") == "buffer":
-                    state["pfc_buffer"] = values
-                continue
-        if section == "tc":
-            match = _TC_PRIO_RE.match(line)
-            if match and current_tc is not None:
-                prio = int(match.group("prio"))
-                state["tcs"][current_tc]["priorities"].append(prio)
-                state["prio_tc"][prio] = current_tc
-                continue
-        # Anything else is a message from the tool (warnings, "not supported" lines).
-        state["warnings"].append(line)
+        if line:
+            reader.line(line)
+    state = reader.state
     if state["pfc"] is None and not state["tcs"]:
         raise MlnxQosParseError(
             "this is not mlnx_qos output (no 'PFC configuration' table and no 'tc:' lines): %r" % (text or "")[:200]

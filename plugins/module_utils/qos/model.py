@@ -83,6 +83,66 @@ def _int_in(model, key, low, high):
     return value
 
 
+_RANGES = (
+    ("roce_dscp", 0, 63),
+    ("cnp_dscp", 0, 63),
+    ("roce_priority", 0, 7),
+    ("cnp_priority", 0, 7),
+    ("ib_sl", 0, 15),
+    ("ib_max_vls", 1, 15),
+    ("ib_high_limit", 0, 255),
+)
+
+
+def _check_keys(model):
+    unknown = sorted(set(model or {}) - set(DEFAULT_MODEL))
+    if unknown:
+        raise QosModelError(
+            "ibtune_qos has unknown key(s) %s: valid keys are %s."
+            % (", ".join(unknown), ", ".join(sorted(DEFAULT_MODEL)))
+        )
+
+
+def _check_vls(merged):
+    """InfiniBand: the SL2VL table and the arbitration tables use no VL above ib_max_vls."""
+    max_vls = merged["ib_max_vls"]
+    vlarb = dict((key, parse_vlarb(merged[key], key)) for key in ("ib_vlarb_high", "ib_vlarb_low"))
+    sl2vl = parse_sl2vl(merged["ib_sl2vl"])
+    if merged["mode"] != "infiniband":
+        return
+    too_high = [vl for vl in sorted(set(sl2vl)) if vl >= max_vls]
+    if too_high:
+        raise QosModelError(
+            "ibtune_qos.ib_sl2vl sends SLs to VL %s, but ib_max_vls=%d allows only VL 0..%d: "
+            "raise ib_max_vls or change the table." % (",".join(str(v) for v in too_high), max_vls, max_vls - 1)
+        )
+    for key, entries in sorted(vlarb.items()):
+        above = sorted(set(vl for vl, weight in entries if vl >= max_vls and weight > 0))
+        if above:
+            raise QosModelError(
+                "ibtune_qos.%s gives weight to VL %s, but ib_max_vls=%d allows only VL 0..%d: the ports have "
+                "no such VL, so that bandwidth share goes nowhere; raise ib_max_vls or drop those entries."
+                % (key, ",".join(str(v) for v in above), max_vls, max_vls - 1)
+            )
+
+
+def _check_cnp(merged):
+    """RoCE lossless: CNPs have their own DSCP and their own (strict) priority."""
+    if merged["mode"] != "roce_lossless":
+        return
+    if merged["roce_dscp"] == merged["cnp_dscp"]:
+        raise QosModelError(
+            "ibtune_qos.cnp_dscp=%d equals roce_dscp: the switches would put lossless data in the strict CNP class "
+            "(priority %d, no PFC); give CNPs their own DSCP (NVIDIA's recipe: 48)."
+            % (merged["cnp_dscp"], merged["cnp_priority"])
+        )
+    if merged["roce_priority"] == merged["cnp_priority"]:
+        raise QosModelError(
+            "ibtune_qos.cnp_priority=%d equals roce_priority: CNPs must travel on their own (strict) priority."
+            % merged["cnp_priority"]
+        )
+
+
 def normalize_model(model=None, fabric=None):
     """Fill defaults and validate; returns a new dict. Raises QosModelError.
 
@@ -90,56 +150,17 @@ def normalize_model(model=None, fabric=None):
     gives none (mode_for_fabric).
     """
     merged = dict(DEFAULT_MODEL)
-    unknown = sorted(set(model or {}) - set(DEFAULT_MODEL))
-    if unknown:
-        raise QosModelError(
-            "ibtune_qos has unknown key(s) %s: valid keys are %s."
-            % (", ".join(unknown), ", ".join(sorted(DEFAULT_MODEL)))
-        )
+    _check_keys(model)
     merged.update(model or {})
     merged["mode"] = mode_for_fabric((model or {}).get("mode"), fabric)
     if merged["mode"] not in MODES:
         raise QosModelError("ibtune_qos.mode=%r is not one of %s." % (merged["mode"], ", ".join(MODES)))
     if merged["ecn"] not in ECN_BITS:
         raise QosModelError("ibtune_qos.ecn=%r is not one of %s." % (merged["ecn"], ", ".join(sorted(ECN_BITS))))
-    for key in ("roce_dscp", "cnp_dscp"):
-        merged[key] = _int_in(merged, key, 0, 63)
-    for key in ("roce_priority", "cnp_priority"):
-        merged[key] = _int_in(merged, key, 0, 7)
-    merged["ib_sl"] = _int_in(merged, "ib_sl", 0, 15)
-    merged["ib_max_vls"] = _int_in(merged, "ib_max_vls", 1, 15)
-    merged["ib_high_limit"] = _int_in(merged, "ib_high_limit", 0, 255)
-    max_vls = merged["ib_max_vls"]
-    vlarb = dict((key, parse_vlarb(merged[key], key)) for key in ("ib_vlarb_high", "ib_vlarb_low"))
-    sl2vl = parse_sl2vl(merged["ib_sl2vl"])
-    if merged["mode"] == "infiniband":
-        data_vls = sorted(set(sl2vl))
-        too_high = [vl for vl in data_vls if vl >= max_vls]
-        if too_high:
-            raise QosModelError(
-                "ibtune_qos.ib_sl2vl sends SLs to VL %s, but ib_max_vls=%d allows only VL 0..%d: "
-                "raise ib_max_vls or change the table." % (",".join(str(v) for v in too_high), max_vls, max_vls - 1)
-            )
-    for key, entries in sorted(vlarb.items()):
-        if merged["mode"] == "infiniband":
-            above = sorted(set(vl for vl, weight in entries if vl >= max_vls and weight > 0))
-            if above:
-                raise QosModelError(
-                    "ibtune_qos.%s gives weight to VL %s, but ib_max_vls=%d allows only VL 0..%d: the ports have "
-                    "no such VL, so that bandwidth share goes nowhere; raise ib_max_vls or drop those entries."
-                    % (key, ",".join(str(v) for v in above), max_vls, max_vls - 1)
-                )
-    if merged["mode"] == "roce_lossless" and merged["roce_dscp"] == merged["cnp_dscp"]:
-        raise QosModelError(
-            "ibtune_qos.cnp_dscp=%d equals roce_dscp: the switches would put lossless data in the strict CNP class "
-            "(priority %d, no PFC); give CNPs their own DSCP (NVIDIA's recipe: 48)."
-            % (merged["cnp_dscp"], merged["cnp_priority"])
-        )
-    if merged["mode"] == "roce_lossless" and merged["roce_priority"] == merged["cnp_priority"]:
-        raise QosModelError(
-            "ibtune_qos.cnp_priority=%d equals roce_priority: CNPs must travel on their own (strict) priority."
-            % merged["cnp_priority"]
-        )
+    for key, low, high in _RANGES:
+        merged[key] = _int_in(merged, key, low, high)
+    _check_vls(merged)
+    _check_cnp(merged)
     return merged
 
 
@@ -325,6 +346,85 @@ def _check_state(model, state, where, errors, warnings):
             )
 
 
+def _check_nccl_tc(model, env, host_tc, errors, warnings):
+    """RoCE: NCCL_IB_TC marks the lossless DSCP with the model's ECN bits (or the host's global class does)."""
+    dscp, prio = model["roce_dscp"], model["roce_priority"]
+    want_tc = nccl_tc(dscp, model["ecn"])
+    tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors, warnings)
+    if tc is None and _unset(env, "NCCL_IB_TC"):
+        if host_tc is not None and int(host_tc) == want_tc:
+            warnings.append(
+                "NCCL_IB_TC is not set; the host's global traffic class %d marks DSCP %d, so NCCL's traffic "
+                "is lossless, but set NCCL_IB_TC=%d to make it explicit." % (want_tc, dscp, want_tc)
+            )
+        else:
+            errors.append(
+                "NCCL_IB_TC is not set, so NCCL marks DSCP 0, but lossless traffic is DSCP %d on priority %d: "
+                "set NCCL_IB_TC=%d." % (dscp, prio, want_tc)
+            )
+        return
+    if tc is None:
+        return
+    got_dscp, got_ecn = tc_to_dscp(tc)
+    if got_dscp != dscp:
+        errors.append(
+            "NCCL_IB_TC=%d marks DSCP %d, but lossless traffic is DSCP %d on priority %d: set NCCL_IB_TC=%d."
+            % (tc, got_dscp, dscp, prio, want_tc)
+        )
+    elif got_ecn != model["ecn"]:
+        errors.append(
+            "NCCL_IB_TC=%d carries ECN bits %s, but the model's ECN marking is %s: set NCCL_IB_TC=%d."
+            % (tc, got_ecn, model["ecn"], want_tc)
+        )
+
+
+def _check_roce(model, env, host_state, switch_state, errors, warnings):
+    """RoCE lossless: NCCL's marking, the host's and the switch's trust, PFC and DSCP map."""
+    host_tc = (host_state or {}).get("traffic_class")
+    _check_nccl_tc(model, env, host_tc, errors, warnings)
+    want_tc = nccl_tc(model["roce_dscp"], model["ecn"])
+    if host_state:
+        _check_state(model, host_state, "the host", errors, warnings)
+        if host_tc is not None and int(host_tc) != want_tc:
+            got_dscp, _ecn = tc_to_dscp(int(host_tc))
+            errors.append(
+                "the host's global traffic class is %d (DSCP %d), but lossless traffic is DSCP %d on priority %d: "
+                "write %d to tc/1/traffic_class or unset it."
+                % (int(host_tc), got_dscp, model["roce_dscp"], model["roce_priority"], want_tc)
+            )
+    if switch_state:
+        _check_state(model, switch_state, "the switch", errors, warnings)
+    if not _unset(env, "NCCL_IB_SL"):
+        warnings.append(
+            "NCCL_IB_SL=%s is set on a RoCE fabric, where it does not choose the priority." % env["NCCL_IB_SL"]
+        )
+
+
+def _check_infiniband(model, env, errors, warnings):
+    """InfiniBand: NCCL's service level is the model's and maps to a VL that is scheduled."""
+    sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors, warnings)
+    if sl is None and _unset(env, "NCCL_IB_SL"):
+        sl = 0  # NCCL's default service level
+    if sl is not None:
+        vl = parse_sl2vl(model["ib_sl2vl"])[sl]
+        weights = vl_weights(model)
+        shown = "NCCL_IB_SL unset (SL 0)" if _unset(env, "NCCL_IB_SL") else "NCCL_IB_SL=%s" % env["NCCL_IB_SL"]
+        # normalize_model already refused tables that send an SL past ib_max_vls.
+        if sum(weights.get(vl, (0, 0))) == 0:
+            errors.append(
+                "%s maps to VL %d, which has weight 0 in qos_vlarb_high and qos_vlarb_low: "
+                "the VL is never scheduled; give VL %d a weight." % (shown, vl, vl)
+            )
+        if sl != model["ib_sl"]:
+            errors.append(
+                "%s, but the QoS model puts NCCL on SL %d: set NCCL_IB_SL=%d." % (shown, model["ib_sl"], model["ib_sl"])
+            )
+    if not _unset(env, "NCCL_IB_TC"):
+        warnings.append(
+            "NCCL_IB_TC=%s is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL." % env["NCCL_IB_TC"]
+        )
+
+
 def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
     """Find where NCCL, the hosts and the switches disagree with the QoS model.
 
@@ -338,69 +438,7 @@ def check_layers(model, nccl_env=None, host_state=None, switch_state=None):
     expected = nccl_qos_env(model)
     mode = model["mode"]
     if mode == "roce_lossless":
-        dscp, prio = model["roce_dscp"], model["roce_priority"]
-        want_tc = nccl_tc(dscp, model["ecn"])
-        tc = _parse_env_int(env, "NCCL_IB_TC", 0, 255, errors, warnings)
-        host_tc = (host_state or {}).get("traffic_class")
-        if tc is None and _unset(env, "NCCL_IB_TC"):
-            if host_tc is not None and int(host_tc) == want_tc:
-                warnings.append(
-                    "NCCL_IB_TC is not set; the host's global traffic class %d marks DSCP %d, so NCCL's traffic "
-                    "is lossless, but set NCCL_IB_TC=%d to make it explicit." % (want_tc, dscp, want_tc)
-                )
-            else:
-                errors.append(
-                    "NCCL_IB_TC is not set, so NCCL marks DSCP 0, but lossless traffic is DSCP %d on priority %d: "
-                    "set NCCL_IB_TC=%d." % (dscp, prio, want_tc)
-                )
-        elif tc is not None:
-            got_dscp, got_ecn = tc_to_dscp(tc)
-            if got_dscp != dscp:
-                errors.append(
-                    "NCCL_IB_TC=%d marks DSCP %d, but lossless traffic is DSCP %d on priority %d: set NCCL_IB_TC=%d."
-                    % (tc, got_dscp, dscp, prio, want_tc)
-                )
-            elif got_ecn != model["ecn"]:
-                errors.append(
-                    "NCCL_IB_TC=%d carries ECN bits %s, but the model's ECN marking is %s: set NCCL_IB_TC=%d."
-                    % (tc, got_ecn, model["ecn"], want_tc)
-                )
-        if host_state:
-            _check_state(model, host_state, "the host", errors, warnings)
-            if host_tc is not None and int(host_tc) != want_tc:
-                got_dscp, _ecn = tc_to_dscp(int(host_tc))
-                errors.append(
-                    "the host's global traffic class is %d (DSCP %d), but lossless traffic is DSCP %d on priority %d: "
-                    "write %d to tc/1/traffic_class or unset it." % (int(host_tc), got_dscp, dscp, prio, want_tc)
-                )
-        if switch_state:
-            _check_state(model, switch_state, "the switch", errors, warnings)
-        if not _unset(env, "NCCL_IB_SL"):
-            warnings.append(
-                "NCCL_IB_SL=%s is set on a RoCE fabric, where it does not choose the priority." % env["NCCL_IB_SL"]
-            )
+        _check_roce(model, env, host_state, switch_state, errors, warnings)
     elif mode == "infiniband":
-        sl = _parse_env_int(env, "NCCL_IB_SL", 0, 15, errors, warnings)
-        if sl is None and _unset(env, "NCCL_IB_SL"):
-            sl = 0  # NCCL's default service level
-        if sl is not None:
-            sl2vl = parse_sl2vl(model["ib_sl2vl"])
-            vl = sl2vl[sl]
-            weights = vl_weights(model)
-            shown = "NCCL_IB_SL unset (SL 0)" if _unset(env, "NCCL_IB_SL") else "NCCL_IB_SL=%s" % env["NCCL_IB_SL"]
-            # normalize_model already refused tables that send an SL past ib_max_vls.
-            if sum(weights.get(vl, (0, 0))) == 0:
-                errors.append(
-                    "%s maps to VL %d, which has weight 0 in qos_vlarb_high and qos_vlarb_low: "
-                    "the VL is never scheduled; give VL %d a weight." % (shown, vl, vl)
-                )
-            if sl != model["ib_sl"]:
-                errors.append(
-                    "%s, but the QoS model puts NCCL on SL %d: set NCCL_IB_SL=%d."
-                    % (shown, model["ib_sl"], model["ib_sl"])
-                )
-        if not _unset(env, "NCCL_IB_TC"):
-            warnings.append(
-                "NCCL_IB_TC=%s is set on an InfiniBand fabric: QoS there follows NCCL_IB_SL." % env["NCCL_IB_TC"]
-            )
+        _check_infiniband(model, env, errors, warnings)
     return {"errors": errors, "warnings": warnings, "expected": expected, "mode": mode}

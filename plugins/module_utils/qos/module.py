@@ -4,6 +4,9 @@
 """What the roce_qos and qos_check modules do, as functions over their parameters (the modules are glue), and
 the fabric_qos role's choice of RoCE ports.
 
+run_qos_check(params, host): the NCCL variables (given, or read from an nccl.conf as NCCL reads it), the host's
+state (given, or read with mlnx_qos) and the switch's, checked against the model (model.check_layers).
+
 run_roce_qos(params, host, check_mode, diff_mode): for every interface, read the current state (mlnx_qos,
 sysfs, configfs), plan what closes the gap to the model's desired state (qos/roce.py), execute the plan unless
 in check mode, read back, and return the result. ``host`` runs commands and finds executables (the module
@@ -18,8 +21,13 @@ __metaclass__ = type
 import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, normalize_model
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import parse_conf
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError, parse_mlnx_qos
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import (
+    QosModelError,
+    check_layers,
+    normalize_model,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.qos.roce import (
     RoceQosError,
     apply_changes,
@@ -248,4 +256,70 @@ def run_roce_qos(params, host, check_mode=False, diff_mode=False):
     if diff_mode:
         result["diff"] = {"before": "".join(texts[0]), "after": "".join(texts[1])}
     result["msg"] = _summary(len(ports), result, check_mode)
+    return result
+
+
+def _read_nccl_conf(path):
+    """(nccl_env, warnings) of an nccl.conf, read as NCCL reads it (nccl/env.py parse_conf)."""
+    if not os.path.isfile(path):
+        raise ModuleError("%s does not exist: render it first (role nccl_env) or drop nccl_conf." % path)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ModuleError("cannot read %s: %s; run as a user who can read it." % (path, exc))
+    nccl_env, problems = parse_conf(text)
+    return nccl_env, ["%s %s" % (path, p["message"]) for p in problems]
+
+
+def _read_host_state(host, executable, netdev):
+    """trust, pfc and dscp2prio of a port, as mlnx_qos prints them."""
+    if "/" not in executable:
+        executable = host.get_bin_path(executable) or executable
+    rc, out, err = host.run_command([executable, "-i", netdev])
+    if rc != 0:
+        raise ModuleError(
+            "%s -i %s failed (rc %d): %s; pass host_state instead or install mlnx-tools."
+            % (executable, netdev, rc, (err or out).strip()[:300])
+        )
+    try:
+        parsed = parse_mlnx_qos(out)
+    except MlnxQosParseError as exc:
+        raise ModuleError("cannot read %s -i %s: %s" % (executable, netdev, exc))
+    return {
+        "trust": parsed["trust"],
+        "pfc": parsed["pfc"],
+        "dscp2prio": {str(k): v for k, v in parsed["dscp2prio"].items()},
+    }
+
+
+def _check_summary(report, qos_warnings):
+    errors = report["errors"]
+    if errors:
+        return errors[0] if len(errors) == 1 else ("%d QoS errors; first: %s" % (len(errors), errors[0]))
+    return "QoS layers agree (%s)%s" % (report["mode"], ", %d warning(s)" % len(qos_warnings) if qos_warnings else "")
+
+
+def run_qos_check(params, host):
+    """The qos_check result (see the module's RETURN); ``failed`` when the layers disagree and fail_on_error."""
+    host_state = params["host_state"]
+    nccl_env, conf_warnings = params["nccl_env"], []
+    if params["nccl_conf"]:
+        if params["nccl_env"]:
+            raise ModuleError("qos_check got both nccl_env and nccl_conf: pass one of them.")
+        nccl_env, conf_warnings = _read_nccl_conf(params["nccl_conf"])
+    if params["netdev"]:
+        host_state = _read_host_state(host, params["executable"], params["netdev"])
+    try:
+        report = check_layers(params["qos"], nccl_env, host_state, params["switch_state"])
+    except QosModelError as exc:
+        raise ModuleError(str(exc))
+    qos_warnings = conf_warnings + report.pop("warnings")
+    result = dict(changed=False, qos_warnings=qos_warnings, nccl_env=nccl_env, **report)
+    if host_state is not None:
+        result["host_state"] = host_state
+    result["msg"] = _check_summary(report, qos_warnings)
+    result["failed"] = bool(report["errors"] and params["fail_on_error"])
+    # Ansible shows a result's "warnings" (module.warn did so before)
+    result["warnings"] = list(qos_warnings)
     return result

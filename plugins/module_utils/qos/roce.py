@@ -179,6 +179,18 @@ def read_current(iface, mlnx_qos_text, sysfs_root, configfs_root, desired):
     return current, missing, qos
 
 
+SCALAR_KNOBS = ("cnp_dscp", "cnp_802p_prio", "traffic_class", "default_roce_tos")
+
+
+def _ecn_changes(desired, current, skip):
+    changes = []
+    for key in ("ecn_np", "ecn_rp"):
+        for prio, value in sorted(desired[key].items()):
+            if ("%s/%d" % (key, prio)) not in skip and current[key].get(prio) != value:
+                changes.append({"key": key, "prio": prio, "before": current[key].get(prio), "after": value})
+    return changes
+
+
 def diff(desired, current, skip=()):
     """Differences as [{key, before, after}], in apply order. Keys in skip (missing knobs) are left out."""
     changes = []
@@ -189,39 +201,32 @@ def diff(desired, current, skip=()):
     for dscp, prio in sorted(desired["dscp2prio"].items()):
         if current["dscp2prio"].get(dscp) != prio:
             changes.append({"key": "dscp2prio", "dscp": dscp, "before": current["dscp2prio"].get(dscp), "after": prio})
-    for key in ("ecn_np", "ecn_rp"):
-        for prio, value in sorted(desired[key].items()):
-            if ("%s/%d" % (key, prio)) in skip:
-                continue
-            if current[key].get(prio) != value:
-                changes.append({"key": key, "prio": prio, "before": current[key].get(prio), "after": value})
-    for key in ("cnp_dscp", "cnp_802p_prio", "traffic_class", "default_roce_tos"):
-        if desired[key] is None or key in skip:
-            continue
-        if current[key] != desired[key]:
+    changes += _ecn_changes(desired, current, skip)
+    for key in SCALAR_KNOBS:
+        if desired[key] is not None and key not in skip and current[key] != desired[key]:
             changes.append({"key": key, "before": current[key], "after": desired[key]})
     return changes
 
 
-def plan(iface, changes, executable, sysfs_root, configfs_root):
-    """Actions that apply changes: {"argv": [...]} | {"mkdir": path} | {"write": path, "value": str}."""
-    netdev = iface["netdev"]
-    paths = knob_paths(iface, sysfs_root, configfs_root)
+def _mlnx_qos_actions(netdev, by_key, executable):
+    """trust, then PFC, then the DSCP map: mlnx_qos refuses --trust together with --dscp2prio."""
     actions = []
-    by_key = {}
-    for change in changes:
-        by_key.setdefault(change["key"], []).append(change)
     if "trust" in by_key:
         actions.append({"argv": [executable, "-i", netdev, "--trust", by_key["trust"][0]["after"]]})
     if "pfc" in by_key:
         vector = ",".join(str(x) for x in by_key["pfc"][0]["after"])
         actions.append({"argv": [executable, "-i", netdev, "--pfc", vector]})
     if "dscp2prio" in by_key:
-        # mlnx_qos refuses --trust together with --dscp2prio: a call of its own, after trust.
         argv = [executable, "-i", netdev]
         for change in by_key["dscp2prio"]:
             argv += ["--dscp2prio", "set,%d,%d" % (change["dscp"], change["after"])]
         actions.append({"argv": argv})
+    return actions
+
+
+def _file_actions(paths, by_key):
+    """The sysfs and configfs writes, in apply order (rdma_cm's group is made before its ToS is written)."""
+    actions = []
     for key in ("ecn_np", "ecn_rp"):
         for change in by_key.get(key, []):
             actions.append({"write": os.path.join(paths[key], str(change["prio"])), "value": str(change["after"])})
@@ -232,6 +237,15 @@ def plan(iface, changes, executable, sysfs_root, configfs_root):
         actions.append({"mkdir": paths["rdma_cm_dir"]})
         actions.append({"write": paths["default_roce_tos"], "value": str(change["after"])})
     return actions
+
+
+def plan(iface, changes, executable, sysfs_root, configfs_root):
+    """Actions that apply changes: {"argv": [...]} | {"mkdir": path} | {"write": path, "value": str}."""
+    by_key = {}
+    for change in changes:
+        by_key.setdefault(change["key"], []).append(change)
+    paths = knob_paths(iface, sysfs_root, configfs_root)
+    return _mlnx_qos_actions(iface["netdev"], by_key, executable) + _file_actions(paths, by_key)
 
 
 def apply_changes(current, changes):

@@ -1,8 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the ib_topology module does, as one function over its parameters (the module is glue), and the
-fabric_topology role's choice of the host that reads the fabric.
+"""What the ib_topology and opensm_conf modules do, as functions over their parameters (the modules are glue), and
+the fabric_topology role's choice of the host that reads the fabric.
+
+run_opensm_conf(params, host, check_mode, diff_mode) sets the given keys in opensm.conf (opensm.merge), keeping every
+other line; ``host`` (the module) makes the backup and the atomic move, as Ansible does for every file it writes.
 
 run(params) reads the tools' outputs (running ibnetdiscover, iblinkinfo, dump_lfts, ibqueryerrors as argument
 lists with a timeout, or reading saved files), analyses them (analysis.analyse), adds routes and switch counters,
@@ -14,12 +17,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import tempfile
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
 from ansible_collections.ibtune.fabric.plugins.module_utils.host.process import run_once
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as swc
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.drift import load_golden
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import merge
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_lfts
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.rails import hosts_from_facts
 
@@ -195,4 +200,28 @@ def run(params, check_mode=False):
     result["messages"] = messages(result)
     result["changed"] = False
     result["failed"] = bool(failing and params["fail_on_findings"])
+    return result
+
+
+def run_opensm_conf(params, host, check_mode=False, diff_mode=False):
+    """The opensm_conf result: changed and the keys whose value changed (the file untouched in check mode)."""
+    path = params["path"]
+    exists = os.path.isfile(path)
+    before = ""
+    if exists:
+        with open(path, encoding="utf-8") as handle:
+            before = handle.read()
+    after, changed = merge(before, params["keys"])
+    result = dict(changed=bool(changed), changed_keys=changed)
+    if diff_mode:
+        result["diff"] = dict(before=before, after=after, before_header=path, after_header=path)
+    if changed and not check_mode:
+        if exists and params["backup"]:
+            result["backup_file"] = host.backup_local(path)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".opensm_conf.")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(after)
+        if not exists:
+            os.chmod(tmp, 0o644)
+        host.atomic_move(tmp, path)
     return result

@@ -150,8 +150,9 @@ def _node_type(guid, switch_guids):
     return "switch" if guid in switch_guids else "ca"
 
 
-def expand(value):
-    """(topology, lfts, hosts) from a compact dict or an ib_topology result; raises ValueError."""
+def _check_compact(value):
+    """ValueError unless value is an ib_topology result with routes or a compact topology of this version; True
+    for an ib_topology result."""
     if not isinstance(value, dict):
         raise ValueError(
             "topology must be a dict (the fabric_validate topology stage's), got %s" % type(value).__name__
@@ -160,57 +161,78 @@ def expand(value):
     if isinstance(switches, list) and switches and isinstance(switches[0], dict):
         if not value.get("routes"):
             raise ValueError("the topology has no forwarding tables (routes): read it with fabric_topology_routes=true")
-        return value, value["routes"], _hosts_of(value)
+        return True
     if value.get("version") != VERSION or not isinstance(switches, list):
         raise ValueError(
             "topology is neither an ib_topology result nor a compact topology of version %d (got version %r): "
             "build it with the validate_topology filter" % (VERSION, value.get("version"))
         )
-    switch_guids = set(sw[0] for sw in switches)
-    by_guid = {}
-    topo_switches = []
+    return False
+
+
+def _expand_switches(switches):
+    """(switch records, {guid: tier})."""
+    records, by_guid = [], {}
     for guid, lid, name, num_ports, tier in switches:
-        topo_switches.append(
-            {"guid": guid, "lid": lid, "name": name, "num_ports": num_ports, "tier": tier, "ports": []}
-        )
+        records.append({"guid": guid, "lid": lid, "name": name, "num_ports": num_ports, "tier": tier, "ports": []})
         if tier:
             by_guid[guid] = tier
-    topo_cas = []
-    for guid, name, aggregation, ports in value.get("cas") or []:
-        topo_cas.append(
-            {
-                "guid": guid,
-                "name": name,
-                "description": name,
-                "aggregation_node": bool(aggregation),
-                "ports": [{"port": port, "lid": lid} for port, lid in ports],
-            }
-        )
-    links = []
-    for a, ap, b, bp, kind in value.get("links") or []:
-        links.append(
-            {
-                "a": {"guid": a, "port": ap, "type": _node_type(a, switch_guids)},
-                "b": {"guid": b, "port": bp, "type": _node_type(b, switch_guids)},
-                "kind": kind,
-            }
-        )
+    return records, by_guid
+
+
+def _expand_cas(cas):
+    return [
+        {
+            "guid": guid,
+            "name": name,
+            "description": name,
+            "aggregation_node": bool(aggregation),
+            "ports": [{"port": port, "lid": lid} for port, lid in ports],
+        }
+        for guid, name, aggregation, ports in cas or []
+    ]
+
+
+def _expand_links(links, switch_guids):
+    return [
+        {
+            "a": {"guid": a, "port": ap, "type": _node_type(a, switch_guids)},
+            "b": {"guid": b, "port": bp, "type": _node_type(b, switch_guids)},
+            "kind": kind,
+        }
+        for a, ap, b, bp, kind in links or []
+    ]
+
+
+def _expand_lft(ports):
+    """[first LID, "0a0b00..."] -> {lid: out port} (00: no route)."""
+    if not ports:
+        return {}
+    low, text = int(ports[0]), ports[1]
+    table = {}
+    for i in range(0, len(text), 2):
+        port = int(text[i : i + 2], 16)
+        if port:
+            table[low + i // 2] = port
+    return table
+
+
+def expand(value):
+    """(topology, lfts, hosts) from a compact dict or an ib_topology result; raises ValueError."""
+    if _check_compact(value):
+        return value, value["routes"], _hosts_of(value)
+    switches = value["switches"]
+    topo_switches, by_guid = _expand_switches(switches)
     tiers = {"by_guid": by_guid}
     for name in ("leaf", "spine", "core", "isolated"):
         tiers[name] = sorted(g for g, t in by_guid.items() if t == name)
-    topology = {"switches": topo_switches, "cas": topo_cas, "links": links, "tiers": tiers}
-    lfts = {}
-    for guid, ports in (value.get("lfts") or {}).items():
-        if not ports:
-            lfts[guid] = {}
-            continue
-        low, text = int(ports[0]), ports[1]
-        table = {}
-        for i in range(0, len(text), 2):
-            port = int(text[i : i + 2], 16)
-            if port:
-                table[low + i // 2] = port
-        lfts[guid] = table
+    topology = {
+        "switches": topo_switches,
+        "cas": _expand_cas(value.get("cas")),
+        "links": _expand_links(value.get("links"), set(sw[0] for sw in switches)),
+        "tiers": tiers,
+    }
+    lfts = dict((guid, _expand_lft(ports)) for guid, ports in (value.get("lfts") or {}).items())
     return topology, lfts, dict(value.get("hosts") or {})
 
 

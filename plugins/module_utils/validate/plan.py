@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as _pairs
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as _routes
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
@@ -304,24 +305,8 @@ def _plain(number):
 
 
 def write_json(path, data):
-    """Write JSON atomically (a reader never sees half a plan)."""
-    import json
-    import os
-    import tempfile
-
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibtune-")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, sort_keys=True, separators=(",", ":"))
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write a plan file (compact JSON) atomically: a reader never sees half a plan."""
+    return files.write_json(path, data, sort_keys=True, separators=(",", ":"))
 
 
 def write_plan(dest, plan, hosts, rails, pass_no):

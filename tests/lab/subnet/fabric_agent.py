@@ -50,7 +50,8 @@ DEFAULT_FABRIC = "/etc/ibtune-lab/fabric.json"
 MTU_BYTES = 4096
 TOOL_TIMEOUT_S = 20
 
-# PortCounters widths (IBA 16.1.3.5), for saturation when a bump raises one.
+# PortCounters widths (IBA 16.1.3.5), for saturation when a bump raises one: host/counters.py COUNTER_WIDTHS under
+# the IBA names (switch_counters.PMA_TO_SYSFS), kept equal to it by tests/unit/lab/test_lab_tables.py.
 COUNTER_WIDTHS = {
     "SymbolErrorCounter": 16,
     "LinkErrorRecoveryCounter": 8,

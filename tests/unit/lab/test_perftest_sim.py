@@ -243,9 +243,10 @@ def test_argument_parsing_tolerates_unknown_options():
     assert opts["out_json_file"] == "/tmp/x.json" and opts["server"] == "node9"
     assert opts["unknown"] == ["--mystery"]
     # the exact argv perftest_bw builds is understood, option for option
-    argv = perftest.build_argv(
+    argv = testkinds.build_argv(
+        "write",
         {"role": "client", "server": "n2", "device": "mlx5_1", "ib_port": 1, "qps": 2, "size": 65536, "duration": 2}
-        | {"tcp_port": 18516, "bidirectional": True, "executable": "/opt/ibtune-lab/bin/ib_write_bw"}
+        | {"tcp_port": 18516, "bidirectional": True, "executable": "/opt/ibtune-lab/bin/ib_write_bw"},
     )
     opts = perftest_sim.parse_args(argv[1:])
     seen = (opts["device"], opts["qps"], opts["duration"], opts["tcp_port"], opts["server"])

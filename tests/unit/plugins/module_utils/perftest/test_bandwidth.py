@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate, kinds
 from tests.conftest import FIXTURES, corpus_files, read_corpus
 
 MB = 1048576 * 8 / 1e9  # Gb/s per MB/sec (2^20 bytes)
@@ -388,11 +389,15 @@ def test_table_without_msgrate_and_with_sl_column():
 
 
 # ----------------------------------------------------------------------------------------------
-# argv
+# argv of the bandwidth tools (kinds.build_argv: one builder for every test)
+
+
+def build_argv(params, json_file=None):
+    return kinds.build_argv(params.get("test") or "write", params, json_file)
 
 
 def test_build_argv_client_full():
-    argv = perftest.build_argv(
+    argv = build_argv(
         {
             "role": "client",
             "server": "10.0.0.2",
@@ -424,19 +429,19 @@ def test_build_argv_client_full():
 
 def test_build_argv_server_minimal_and_all_sizes():
     base = {"role": "server", "device": "mlx5_1", "test": "read", "size": "all", "report_gbits": False}
-    assert perftest.build_argv(base) == [
+    assert build_argv(base) == [
         "ib_read_bw", "-d", "mlx5_1", "-i", "1", "-q", "1", "-a", "-p", "18515", "-F",
     ]  # fmt: skip
 
 
 def test_validate_params():
-    assert perftest.validate_params({"role": "client", "server": None}) == [
+    assert kinds.validate_params("write", {"role": "client", "server": None}) == [
         "role=client needs server (the address of the host running the server side)"
     ]
-    assert perftest.validate_params({"role": "server", "size": "big"})
-    assert perftest.validate_params({"role": "server", "size": "all", "duration": 5})
-    assert perftest.validate_params({"role": "server", "tcp_port": 70000})
-    assert perftest.validate_params({"role": "server", "size": "all"}) == []
+    assert kinds.validate_params("write", {"role": "server", "size": "big"})
+    assert kinds.validate_params("write", {"role": "server", "size": "all", "duration": 5})
+    assert kinds.validate_params("write", {"role": "server", "tcp_port": 70000})
+    assert kinds.validate_params("write", {"role": "server", "size": "all"}) == []
 
 
 # ----------------------------------------------------------------------------------------------
@@ -444,14 +449,14 @@ def test_validate_params():
 
 
 def test_gate_link_fraction():
-    g = perftest.gate(371.42, min_link_fraction=0.9, link_rate_gbps=400.0)
+    g = gate.side_bandwidth(371.42, min_link_fraction=0.9, link_rate_gbps=400.0)
     assert (g["threshold_gbps"], g["passed"], g["basis"]) == (360.0, True, "0.9 x 400 Gb/s port rate")
-    g = perftest.gate(180.2, min_link_fraction=0.9, link_rate_gbps=400.0)
+    g = gate.side_bandwidth(180.2, min_link_fraction=0.9, link_rate_gbps=400.0)
     assert (g["threshold_gbps"], g["passed"]) == (360.0, False)
 
 
 def test_gate_bidirectional_doubles_link_rate():
-    g = perftest.gate(98.02, min_link_fraction=0.9, link_rate_gbps=100.0, bidirectional=True)
+    g = gate.side_bandwidth(98.02, min_link_fraction=0.9, link_rate_gbps=100.0, bidirectional=True)
     assert (g["threshold_gbps"], g["passed"], g["basis"]) == (
         180.0,
         False,
@@ -460,17 +465,17 @@ def test_gate_bidirectional_doubles_link_rate():
 
 
 def test_gate_takes_the_larger_threshold():
-    g = perftest.gate(370.0, min_gbps=380.0, min_link_fraction=0.9, link_rate_gbps=400.0)
+    g = gate.side_bandwidth(370.0, min_gbps=380.0, min_link_fraction=0.9, link_rate_gbps=400.0)
     assert (g["threshold_gbps"], g["basis"], g["passed"]) == (380.0, "min_gbps", False)
-    g = perftest.gate(370.0, min_gbps=100.0, min_link_fraction=0.9, link_rate_gbps=400.0)
+    g = gate.side_bandwidth(370.0, min_gbps=100.0, min_link_fraction=0.9, link_rate_gbps=400.0)
     assert (g["threshold_gbps"], g["basis"], g["passed"]) == (360.0, "0.9 x 400 Gb/s port rate", True)
 
 
 def test_gate_absent_and_unknown_rate():
-    assert perftest.gate(1.0) == {"threshold_gbps": None, "passed": True, "basis": None, "error": None}
-    g = perftest.gate(1.0, min_link_fraction=0.9, link_rate_gbps=None)
+    assert gate.side_bandwidth(1.0) == {"threshold_gbps": None, "passed": True, "basis": None, "error": None}
+    g = gate.side_bandwidth(1.0, min_link_fraction=0.9, link_rate_gbps=None)
     assert g["threshold_gbps"] is None and g["passed"] is None and "port rate" in g["error"]
-    g = perftest.gate(300.0, min_gbps=200, min_link_fraction=0.9, link_rate_gbps=None)
+    g = gate.side_bandwidth(300.0, min_gbps=200, min_link_fraction=0.9, link_rate_gbps=None)
     assert (g["threshold_gbps"], g["passed"]) == (200.0, True) and g["error"]
 
 

@@ -1,4 +1,4 @@
-"""The test-kind registry: one entry per perftest tool, bandwidth delegated to perftest.py unchanged."""
+"""The test-kind registry: one entry per perftest tool, one argv builder and one parameter check for all."""
 
 import subprocess
 
@@ -43,9 +43,16 @@ def test_only_the_read_latency_server_prints_no_table():
         {"role": "server", "device": "mlx5_0", "gid_index": 3, "size": "all", "bidirectional": True, "use_cuda": 0},
     ],
 )
-def test_bandwidth_argv_is_perftest_build_argv(params):
+def test_one_builder_gives_each_kind_its_own_options(params):
     for test in ("write", "read", "send"):
-        assert testkinds.build_argv(test, params) == perftest.build_argv(dict(params, test=test))
+        argv = testkinds.build_argv(test, params)
+        assert argv[0] == "ib_%s_bw" % test and argv[argv.index("-q") + 1] == str(params.get("qps") or 1)
+        assert "--report_gbits" in argv and ("-b" in argv) == bool(params.get("bidirectional"))
+        latency = testkinds.build_argv(test + "_lat", dict(params, qps=None, bidirectional=None, duration=None))
+        assert latency[0] == "ib_%s_lat" % test and not {"-q", "-b", "--report_gbits"} & set(latency)
+        # the shared part is the same option for option
+        assert latency[1:5] == argv[1:5] and latency[-1] == argv[-1]
+        assert latency[latency.index("-p") + 1] == argv[argv.index("-p") + 1]
 
 
 def test_latency_argv():
@@ -97,9 +104,8 @@ def test_validate_params():
     assert any("at least 5" in p for p in problems)
     assert any("-D" in p for p in problems)
     assert testkinds.validate_params("send_lat", {"role": "server", "size": "all", "duration": 2})
-    assert testkinds.validate_params("write", {"role": "server", "qps": 0}) == perftest.validate_params(
-        {"role": "server", "qps": 0}
-    )
+    assert testkinds.validate_params("write", {"role": "server", "qps": 0}) == ["qps=0 must be at least 1"]
+    assert testkinds.validate_params("write_lat", {"role": "server", "qps": 0}) == []  # no -q for latency tools
 
 
 def test_measurement_latency_from_the_corpus():

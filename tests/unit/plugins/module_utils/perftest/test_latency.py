@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import latency as perftest_lat
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import module as perftest_module
 from tests.conftest import FIXTURES, corpus_files, read_corpus
 
 LAT_FILES = corpus_files("ib_write_lat__") + corpus_files("ib_read_lat__") + corpus_files("ib_send_lat__")
@@ -207,13 +209,13 @@ NEW_SERVER = "ib_write_lat__server-ib-connectx3-postsend-api-warnings-cpu-freq-i
     ],
 )
 def test_bad_gate_settings(kwargs, words):
-    problems = perftest_lat.check_gate_options(**kwargs)
+    problems = gate.check_latency_options(**kwargs)
     assert len(problems) == 1 and words in problems[0]
 
 
 def test_good_gate_settings():
-    assert perftest_lat.check_gate_options(3, 5) == []
-    assert perftest_lat.check_gate_options(3, None, duration=10) == []
+    assert gate.check_latency_options(3, 5) == []
+    assert gate.check_latency_options(3, None, duration=10) == []
 
 
 def test_judge_side_pass_fail_and_unchecked():
@@ -221,24 +223,24 @@ def test_judge_side_pass_fail_and_unchecked():
     row = next(line.split() for line in read_corpus(NEW_SERVER).splitlines() if line.split()[:2] == ["2", "1000"])
     typical, p99 = float(row[4]), float(row[7])
     where = "ib_write_lat mlx5_0:1 -> n2"
-    ok = perftest_lat.judge_side(where, "write_lat", measured, True, typical, p99)
+    ok = perftest_module.judge_latency_side(where, "write_lat", measured, True, typical, p99)
     assert ok["passed"] is True and ok["failure"] is None
     assert ok["msg"] == "%s: typical %s us, p99 %s us at 2 B, within max_typical_us %g us and max_p99_us %g us" % (
         where, row[4], row[7], typical, p99
     )  # fmt: skip
-    bad = perftest_lat.judge_side(where, "write_lat", measured, True, None, p99 / 2)
+    bad = perftest_module.judge_latency_side(where, "write_lat", measured, True, None, p99 / 2)
     assert bad["passed"] is False and bad["failure"]["kind"] == "above_threshold"
     assert bad["threshold_us"] == p99 / 2 and "max_p99_us" in bad["msg"]
     old = _measured(OLD_CLIENT)
-    unchecked = perftest_lat.judge_side(where, "send_lat", old, True, None, 0.1)
+    unchecked = perftest_module.judge_latency_side(where, "send_lat", old, True, None, 0.1)
     assert unchecked["passed"] is True and unchecked["warnings"][0].startswith("max_p99_us")
     assert "within" not in unchecked["msg"]
-    served = perftest_lat.judge_side("srv", "read_lat", {}, False, 3, None)
+    served = perftest_module.judge_latency_side("srv", "read_lat", {}, False, 3, None)
     assert served["passed"] is True and "served its client" in served["msg"]
 
 
 def test_invalid_latency_fails_the_gate():
-    judged = perftest_lat.verdict({"latency_us": float("nan"), "p99_us": None}, 3)
+    judged = gate.latency_verdict({"latency_us": float("nan"), "p99_us": None}, 3)
     assert judged["passed"] is False and judged["failure_kind"] == "invalid"
 
 
