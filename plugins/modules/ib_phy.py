@@ -65,7 +65,7 @@ options:
   clear:
     description:
       - Clear the PHY counters (C(--pc)) and the FEC histogram after reading them. Other tools (UFM, an exporter,
-        a colleague's ibdiagnet) lose their history: only when you mean it.
+        a colleague's ibdiagnet) lose their history - only when you mean it.
     type: bool
     default: false
   timeout:

@@ -140,7 +140,7 @@ options:
     default: false
   phy:
     description:
-      - A PHY verdict (the C(phy_verdict) filter over M(ibtune.fabric.ib_phy) readings): every link one end of which
+      - A PHY verdict (the C(phy_verdict) filter over M(ibtune.fabric.ib_phy) readings); every link one end of which
         was read gets C(serials) (end label to module serial) and C(cable), the name the PHY findings use, so a cable
         is named the same way in the topology, the PHY findings and the suspect-cable verdict.
     type: dict
