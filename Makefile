@@ -21,12 +21,17 @@ PYTEST_ARGS ?=
 # parallel unit tests (pytest-xdist); most of their time is spent waiting on real processes
 UNIT_WORKERS ?= 4
 
-.PHONY: docs help bootstrap pyenv hostenv test lint sanity unit unit-fast browser promtool molecule build demo bench clean
+# The lowest ansible-core meta/runtime.yml claims (requirements/lowest.lock): unit and sanity run on it too.
+LOWEST_VENV := $(ROOT)/.venv-lowest
+LOWEST_SANITY_VENV := $(LOWEST_VENV)
+
+.PHONY: docs help bootstrap pyenv hostenv lowestenv test lint sanity unit unit-fast unit-lowest sanity-lowest browser promtool molecule build demo bench bench-smoke release clean
 
 help:
 	@echo "make demo   - run the main job on the simulated-fabric lab"
-	@echo "make test   - every test: lint, sanity, unit, promtool, molecule, build"
-	@echo "make lint | sanity | unit | unit-fast | promtool | molecule | build | bench"
+	@echo "make test   - every test: lint, sanity, unit, promtool, build, Molecule, bench-smoke (two lanes side by side)"
+	@echo "make lint | sanity | unit | unit-fast | unit-lowest | sanity-lowest | promtool | molecule | build | bench | bench-smoke"
+	@echo "make release - turn changelogs/fragments into the release in galaxy.yml (CHANGELOG.md)"
 	@echo "  make unit PYTEST_ARGS='-k report -x'; make molecule SCENARIOS=lab"
 
 bootstrap:
@@ -40,21 +45,20 @@ pyenv:
 hostenv:
 	@$(ROOT)/scripts/bootstrap.sh host
 
-test: bootstrap
-	@$(ROOT)/scripts/timed.sh lint $(MAKE) --no-print-directory lint
-	@$(ROOT)/scripts/timed.sh sanity $(MAKE) --no-print-directory sanity
-	@$(ROOT)/scripts/timed.sh unit $(MAKE) --no-print-directory unit
-	@$(ROOT)/scripts/timed.sh browser $(MAKE) --no-print-directory browser
-	@$(ROOT)/scripts/timed.sh promtool $(MAKE) --no-print-directory promtool
-	@$(ROOT)/scripts/timed.sh build $(MAKE) --no-print-directory build
-	@$(ROOT)/scripts/timed.sh molecule $(MAKE) --no-print-directory molecule
-	@cat $(ROOT)/build/timings.txt
+# the venvs of the lowest ansible-core the collection claims (unit tests; ansible-test's own sanity tools)
+lowestenv: pyenv
+	@$(ROOT)/scripts/bootstrap.sh lowest
+
+# Every layer; lanes that share nothing run side by side (scripts/test.sh), each layer's time in build/timings.txt.
+test:
+	@bash $(ROOT)/scripts/test.sh
 
 lint: pyenv
 	yamllint -s .
 	ruff check .
 	ruff format --check plugins tests bench
 	$(BIN)/python scripts/check_argspecs.py
+	$(BIN)/python scripts/check_plugin_docs.py
 	$(BIN)/python scripts/argspec_docs.py --check
 	antsibull-changelog lint
 	ansible-lint --offline -q
@@ -67,8 +71,14 @@ docs: pyenv
 sanity: pyenv
 	@$(ROOT)/scripts/sanity.sh
 
+sanity-lowest: lowestenv
+	@SANITY_VENV=$(LOWEST_SANITY_VENV) $(ROOT)/scripts/sanity.sh
+
 unit: hostenv
 	cd $(ROOT) && $(BIN)/python -m pytest -q -p no:cacheprovider -n $(UNIT_WORKERS) tests/unit $(PYTEST_ARGS)
+
+unit-lowest: lowestenv hostenv
+	cd $(ROOT) && PATH=$(LOWEST_VENV)/bin:$$PATH $(LOWEST_VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(UNIT_WORKERS) tests/unit $(PYTEST_ARGS)
 
 # the inner loop: every unit test that starts no ansible-playbook
 unit-fast: hostenv
@@ -87,7 +97,7 @@ molecule: bootstrap
 	  echo "=== molecule test -s $$s"; \
 	  start=$$(date +%s); \
 	  $(ROOT)/scripts/with-lock.sh molecule-$$s molecule test -s $$s || exit 1; \
-	  echo "molecule $$s: $$(( $$(date +%s) - start ))s" >> $(ROOT)/build/timings.txt; \
+	  echo "molecule $$s: $$(( $$(date +%s) - start ))s"; \
 	done
 
 build: pyenv
@@ -100,6 +110,14 @@ bench: bootstrap
 	@for b in bench/bench_*.py; do echo "=== $$b"; $(BIN)/python $$b; done
 	@bench/lab_bench.sh
 	@bench/tune_ib_bench.sh
+
+# make bench on a small lab (2 nodes, 1 s tests): proves the benches run and print their figures (make test runs it)
+bench-smoke: bootstrap
+	@$(ROOT)/scripts/bench-smoke.sh
+
+# The release: galaxy.yml's version, changelogs/fragments consumed into changelogs/changelog.yaml and CHANGELOG.md.
+release: pyenv
+	@$(ROOT)/scripts/release.sh
 
 clean:
 	rm -rf build .pytest_cache .ruff_cache .hypothesis

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything `make test` and `make demo` need on a fresh Debian 12 machine, as root.
 # Every step is skipped when its result is already in place.
-# Parts: `python` (the venvs and the collections path: lint, sanity, build), `host` (python + the Debian
+# Parts: `lowest` (the venv of the lowest ansible-core claimed), `python` (the venvs and the collections path: lint, sanity, build), `host` (python + the Debian
 # packages the unit tests run for real: ibsim, opensm, perftest, promtool, chromium...), `all` (default: host +
 # dockerd + the Molecule/lab images). The inner loop (`make unit`, `make lint`) never waits for dockerd or images.
 set -euo pipefail
@@ -32,11 +32,21 @@ python_side() {
 
 case "$part" in
   python | host | all) ;;
-  *) echo "bootstrap.sh: unknown part '$part' (python, host or all)" >&2; exit 2 ;;
+  # The lowest ansible-core meta/runtime.yml claims, for make unit-lowest and sanity-lowest (after python).
+  lowest) ensure_venv "$here/.venv-lowest" "$here/requirements/lowest.lock"; exit 0 ;;
+  *) echo "bootstrap.sh: unknown part '$part' (python, host, all or lowest)" >&2; exit 2 ;;
 esac
 if [ "$part" = python ] && python3 -c 'import ensurepip' 2>/dev/null && command -v unzip >/dev/null; then
   python_side
   exit 0
+fi
+
+# On a fresh machine the venvs (pip) and the Debian packages (apt) are both mostly downloads: when this Python can
+# make venvs without python3-venv, the venvs are built while apt installs (the collections path needs unzip: after).
+venvs_pid=""
+if python3 -c 'import ensurepip' 2>/dev/null; then
+  (ensure_venv "$here/.venv" "$here/requirements/dev.lock" && ensure_venv "$here/.venv-sanity" "$here/requirements/sanity.lock") &
+  venvs_pid=$!
 fi
 
 need_pkgs=()
@@ -55,6 +65,10 @@ for svc in prometheus prometheus-node-exporter; do
   fi
 done
 
+if [ -n "$venvs_pid" ] && ! wait "$venvs_pid"; then
+  echo "bootstrap.sh: building the venvs failed (see above)" >&2
+  exit 1
+fi
 if [ "$part" = host ] || [ "$part" = python ]; then
   python_side
   exit 0

@@ -68,3 +68,61 @@ if missing:
     sys.exit("FAIL: inventories/example names plugins of undeclared collections: " + "; ".join(sorted(missing)))
 PY
 echo "installed into an empty path: $installed; syntax-check of $n playbooks and inventories/example OK"
+
+# The example inventory's preflight by FQCN, from the scratch directory, against the installed artifact alone: every
+# host of the example over the local connection with a fixture sysfs tree of the fabric the example declares (an
+# overlay inventory changes only the connection, the interpreter and ibtune_sysfs_root), in check mode.
+python3 - "$work" "$root" <<'PY'
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[2])
+import yaml
+from tests.lab.sysfs_tree import build_tree
+work = sys.argv[1]
+inv = json.loads(open(work + "/inv.json").read())
+fabric = inv["_meta"]["hostvars"][inv["gpu_nodes"]["hosts"][0]]["ibtune_fabric"]
+hosts = {}
+for host in inv["_meta"]["hostvars"]:
+    devices = {}
+    if host in inv["gpu_nodes"]["hosts"]:
+        devices = {"mlx5_%d" % i: {"ports": {1: {}}} for i in range(fabric["rails"])}
+    build_tree("%s/sys/%s" % (work, host), {"devices": devices})
+    hosts[host] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                   "ibtune_sysfs_root": "%s/sys/%s" % (work, host)}
+open(work + "/local.yml", "w").write(yaml.safe_dump({"all": {"hosts": hosts}}))
+PY
+if ! (cd "$work" && env -u ANSIBLE_CONFIG ANSIBLE_COLLECTIONS_PATH="$path" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=False \
+    ANSIBLE_ROLES_PATH="$work/none" ansible-playbook -i inventories/example -i local.yml ibtune.fabric.preflight --check \
+    -e ibtune_report_dir="$work/reports" >"$work/preflight.log" 2>&1); then
+  echo "FAIL: ibtune.fabric.preflight does not pass on the example inventory from the installed artifact:" >&2
+  tail -15 "$work/preflight.log" >&2; exit 1
+fi
+echo "ibtune.fabric.preflight on inventories/example (FQCN, installed artifact, another directory, check mode) OK"
+
+# Every relative link of every Markdown file the artifact ships resolves inside the artifact (a link to tests/ or
+# scripts/, which are not shipped, is dead for whoever installed the collection).
+unpacked="$work/unpacked"
+mkdir -p "$unpacked"
+tar -xzf "$tarball" -C "$unpacked"
+python3 - "$unpacked" <<'PY'
+import os, re, sys
+base = sys.argv[1]
+link = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+dead, count = [], 0
+for folder, _dirs, files in os.walk(base):
+    for name in files:
+        if not name.endswith(".md"):
+            continue
+        path = os.path.join(folder, name)
+        text = re.sub(r"```.*?```", "", open(path, encoding="utf-8").read(), flags=re.S)
+        for target in link.findall(text):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue
+            count += 1
+            file_part = target.split("#", 1)[0]
+            if not os.path.exists(os.path.normpath(os.path.join(folder, file_part))):
+                dead.append("%s: %s" % (os.path.relpath(path, base), target))
+if dead:
+    sys.exit("FAIL: %d link(s) in the artifact's documents point at files it does not ship:\n  %s"
+             % (len(dead), "\n  ".join(dead)))
+print("links: %d relative links in the artifact's Markdown files, all resolve inside it" % count)
+PY

@@ -41,7 +41,7 @@ ansible-playbook -i "$inv" playbooks/tune_ib.yml -e ibtune_report_dir="$reports/
 rc1=$?
 t1=$(( $(date +%s) - start ))
 recap "$out/run1.log"
-cat "$reports/healthy/summary.md" 2>/dev/null | head -40
+cat "$reports/healthy/latest/summary.md" 2>/dev/null | head -40
 if [ $rc1 -eq 0 ]; then echo "-> passed as expected (${t1}s, changed=$(changed_total "$out/run1.log"))"
 else echo "-> UNEXPECTED: the healthy run failed (rc=$rc1); log: $out/run1.log"; tail -40 "$out/run1.log"; fail=1; fi
 
@@ -60,7 +60,7 @@ ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=degraded_link.
 ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_report_dir="$reports/faulty" >"$out/run3.log" 2>&1
 rc3=$?
 recap "$out/run3.log"
-cat "$reports/faulty/summary.md" 2>/dev/null | head -60
+cat "$reports/faulty/latest/summary.md" 2>/dev/null | head -60
 # The failed task's one-line message, as the operator reads it at the end of the play.
 msg=$(grep -h "Task failed: .*Fabric validation failed" "$out/run3.log" | sed 's/.*Fabric validation failed/Fabric validation failed/' | head -1)
 echo "failure message: ${msg:-<none>}"
@@ -75,7 +75,7 @@ ansible-playbook -i "$inv" tests/lab/set_fabric.yml -e lab_fabric=degraded_cable
 ansible-playbook -i "$inv" playbooks/tune_ib.yml --tags validate -e ibtune_report_dir="$reports/cable" >"$out/run4.log" 2>&1
 rc4=$?
 recap "$out/run4.log"
-grep -A3 -E '^## (Suspect cables|Inter-switch links)' "$reports/cable/summary.md" 2>/dev/null | grep -v '^$'
+grep -A3 -E '^## (Suspect cables|Inter-switch links)' "$reports/cable/latest/summary.md" 2>/dev/null | grep -v '^$'
 msg=$(grep -h "Task failed: .*Fabric validation failed" "$out/run4.log" | sed 's/.*Fabric validation failed/Fabric validation failed/' | head -1)
 echo "failure message: ${msg:-<none>}"
 if [ $rc4 -ne 0 ] && grep -q "Fabric validation failed: cable lab-leaf1 p7 <-> lab-spine1 p1 " <<<"$msg"; then

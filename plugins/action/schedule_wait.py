@@ -67,6 +67,7 @@ class ActionModule(ActionBase):
                 poll_interval=dict(type="float", default=2),
                 progress_interval=dict(type="float", default=10),
                 announce=dict(type="bool", default=False),
+                hosts=dict(type="int"),
             )
         )
         host = task_vars.get("inventory_hostname")
@@ -94,7 +95,7 @@ class ActionModule(ActionBase):
                 if state is not None:
                     self._keep(args["progress_dir"], host, state)
                 if args["announce"]:
-                    text = progress.line(self._gather(args["progress_dir"]), args["label"])
+                    text = progress.line(self._gather(args["progress_dir"]), args["label"], args["hosts"])
                     if text and text != last_line:
                         display.display(text)
                         last_line = text

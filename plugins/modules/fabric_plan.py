@@ -61,7 +61,9 @@ options:
     description: Seed of the C(random) strategy.
     type: str
   groups:
-    description: Per host, its group (e.g. leaf switch), for C(cross_group).
+    description:
+      - Per host, its group (e.g. leaf switch), for C(cross_group); a group may also be a dict of rail name (or
+        device) to leaf switch. Without O(topology) the retest picks partners on the same switch from it.
     type: dict
   pairs:
     description: The C(explicit) strategy's pairs, as [server, client] lists.
@@ -74,8 +76,15 @@ options:
   retest_from:
     description:
       - Path of a joined first-pass results file (M(ibtune.fabric.fabric_join)). When set, the pass
-        retests suspect nodes and both ends of suspect links against known-good partners.
+        retests suspect nodes and both ends of suspect links against known-good partners, on the rails they
+        failed on only, with a partner on the same switch first (O(topology), else O(groups)), never the partner
+        a pair failed with when another exists. Pass 1 is judged as M(ibtune.fabric.fabric_report) judges it (the
+        peer gate O(min_peer_fraction) applied, hosts behind a switch fault are no subjects).
     type: path
+  min_peer_fraction:
+    description: The report's peer gate, applied to pass 1 before choosing what to retest (C(0) turns it off).
+    type: float
+    default: 0.9
   exclude:
     description: Hosts that must not serve as known-good partners (counter violations, failed preflight).
     type: list
@@ -206,6 +215,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 
 
 def run_module(module):
@@ -214,7 +224,11 @@ def run_module(module):
     if p["retest_from"]:
         with open(p["retest_from"]) as handle:
             first = json.load(handle)
-        rounds = pairs_utils.retest_rounds(first, hosts=p["hosts"], exclude=p["exclude"])
+        groups = switches.resolve(topology=p["topology"], group_var=p["groups"])
+        rounds = pairs_utils.retest_plan(
+            first, hosts=p["hosts"], exclude=p["exclude"], rails=p["rails"], groups=groups,
+            min_peer_fraction=p["min_peer_fraction"],
+        )  # fmt: skip
     gid = p["gid_index"]
     if gid in ("", "null"):
         gid = None
@@ -300,6 +314,7 @@ def main():
             pass_number=dict(type="int", default=1, no_log=False),
             retest_from=dict(type="path"),
             exclude=dict(type="list", elements="str", default=[]),
+            min_peer_fraction=dict(type="float", default=0.9),
             expect_rails=dict(type="list", elements="str", default=[]),
             base_tcp_port=dict(type="int", default=18515),
             gid_index=dict(type="raw"),

@@ -52,6 +52,12 @@ options:
     description: Print the pass's progress line (set on one host, e.g. the first of the play).
     type: bool
     default: false
+  hosts:
+    description:
+      - How many hosts run the pass, counted in the progress line (C(4 hosts running, 2 reported so far)); without
+        it the line counts only the hosts whose state arrived.
+    type: int
+    version_added: 0.2.0
 attributes:
   check_mode:
     support: none

@@ -28,12 +28,15 @@ import gc
 import math
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import find_regressions
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_of
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
     regression_text,
+    saturated_text,
+    switch_fault_text,
     switch_violation_text,
     violation_text,
 )
@@ -43,11 +46,13 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict impor
     host_verdicts,
     line_rate_of,
     normalize_host_failures,
-    peer_gate,
+    reached_threshold,
     systemic_cause,
     unmeasured_hosts,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import localize
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     fmt_gbps,
@@ -60,16 +65,26 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
 MESSAGE_ITEMS = 10  # culprits named in the failure message before "and N more"
 
 
-# failed_hosts kinds that other message items already name (the culprits, counters, regressions)
 # host failure kinds the message already names through a suspect, a violation or a regression; a missing rail is
 # a host failure of the plan (no pair result exists for it), so it is named as the host's failure
-NAMED_ELSEWHERE = frozenset(("bad_node", "suspect_node", "counters", "bad_link", "regression"))
-NAMED_PAIR_KINDS = frozenset(("missing_rail", "invalid"))  # failed pairs localization leaves out, named as pairs
+NAMED_ELSEWHERE = frozenset(
+    (
+        "bad_node",
+        "suspect_node",
+        "intermittent",
+        "counters",
+        "saturated",
+        "bad_link",
+        "regression",
+        "invalid",
+        "ungated",
+    )
+)
+NAMED_PAIR_KINDS = frozenset(("missing_rail", "invalid", "ungated", "refused"))  # failed pairs named as pairs
+EMPTY_LOCALISATION = {"suspect_nodes": [], "suspect_links": [], "switch_faults": [], "known_good": [], "cleared": []}
 
 
-def failure_message(report):
-    if report.get("systemic"):
-        return "Fabric validation failed: %s" % report["systemic"]
+def _message_items(report):
     items = list(report.get("problems") or [])
     items += [
         "%s (%s): %s" % (h["host"], h["failure_kind"], h["reason"])
@@ -79,9 +94,11 @@ def failure_message(report):
     items += [f["msg"] for f in report.get("topology_findings") or [] if f.get("severity") == "error"]
     items += _phy.error_messages(report)
     items += [x["text"] for x in report.get("suspect_cables") or []]
+    items += [x["text"] for x in report.get("switch_faults") or []]
     items += [link_text(x) for x in report["suspect_links"]]
     items += [node_text(x) for x in report["suspect_nodes"]]
     items += [violation_text(x) for x in report["counter_violations"]]
+    items += [saturated_text(x) for x in report.get("saturated") or [] if x.get("gated")]
     items += [switch_violation_text(x) for x in report.get("switch_counter_violations") or []]
     items += [regression_text(x) for x in report["regressions"]]
     items += [
@@ -91,6 +108,13 @@ def failure_message(report):
     ]
     if not items and report["failed_pairs"]:
         items = ["%s %s: %s" % (pair_label(r), r["test"], figures_text(r)) for r in report["failed_pairs"]]
+    return items
+
+
+def failure_message(report):
+    if report.get("systemic"):
+        return "Fabric validation failed: %s" % report["systemic"]
+    items = _message_items(report)
     more = len(items) - MESSAGE_ITEMS
     text = "; ".join(items[:MESSAGE_ITEMS])
     if more > 0:
@@ -130,23 +154,27 @@ def _regression_failure(reg):
     )
 
 
+def _no_result_problem(expected, failed_before, left, min_hosts):
+    text = "no pair result: no link was measured"
+    parts = []
+    if expected:
+        parts.append("%d expected host%s" % (len(expected), "" if len(expected) == 1 else "s"))
+    if failed_before:
+        parts.append("%d failed before measuring" % len(failed_before))
+    if expected and len(left) < min_hosts:
+        parts.append("%d left to validate, fewer than min_hosts %d" % (len(left), min_hosts))
+    if parts:
+        text += " (%s)" % ", ".join(parts)
+    return text + ": validation needs at least two reachable hosts with an RDMA port, fix the failed hosts"
+
+
 def _host_problems(results, seen, expected, host_failures, min_hosts):
     """Sentences for a run that validated too few hosts to mean anything (`seen`: hosts in a result)."""
     failed_before = unmeasured_hosts(host_failures)
     validated = seen - failed_before
     left = sorted(set(expected) - failed_before) if expected else sorted(validated)
     if not results:
-        text = "no pair result: no link was measured"
-        parts = []
-        if expected:
-            parts.append("%d expected host%s" % (len(expected), "" if len(expected) == 1 else "s"))
-        if failed_before:
-            parts.append("%d failed before measuring" % len(failed_before))
-        if expected and len(left) < min_hosts:
-            parts.append("%d left to validate, fewer than min_hosts %d" % (len(left), min_hosts))
-        if parts:
-            text += " (%s)" % ", ".join(parts)
-        return [text + ": validation needs at least two reachable hosts with an RDMA port, fix the failed hosts"]
+        return [_no_result_problem(expected, failed_before, left, min_hosts)]
     if len(validated) < min_hosts:
         return [
             "only %d host%s validated (%s), fewer than min_hosts %d: fix the failed hosts or lower min_hosts"
@@ -155,184 +183,252 @@ def _host_problems(results, seen, expected, host_failures, min_hosts):
     return []
 
 
-def build_report(
-    results,
-    counter_violations=None,
-    saturated=None,
-    baseline=None,
-    regression_tolerance=0.1,
-    min_gbps=None,
-    run_id=None,
-    now=None,
-    expected_hosts=None,
-    host_failures=None,
-    min_hosts=2,
-    min_peer_fraction=0.9,
-    line_rate_gbps=None,
-    in_place=False,
-    topology=None,
-    phy=None,
-):
+def build_report(results, counter_violations=None, saturated=None, baseline=None, regression_tolerance=0.1, **options):
     """The whole verdict as one JSON-able dict (report.json); renderers turn it into the other files.
 
     ``results`` come already gated (gate.py): the report never re-decides a pair's absolute gate; it
     adds the peer-relative gate (``min_peer_fraction`` x the median of the same kind, test and rail,
     0 turns it off), the baseline regression, the systemic verdict and the per-host verdict over
-    ``expected_hosts`` and ``host_failures``. ``min_gbps`` and ``line_rate_gbps`` are only checked
-    (gate.check_thresholds) and used to name a systemic cause. ``in_place`` normalises the result
-    dicts without copying them. ``topology`` (the fabric_validate topology stage's compact fabric,
-    report_topology.py) adds suspect_cables, host_order and switch_counter_violations (these fail the run).
+    ``expected_hosts`` and ``host_failures``. Options (OPTIONS has their defaults): ``regression_tolerance``,
+    ``min_gbps`` and ``line_rate_gbps`` (only checked, gate.check_thresholds, and used to name a systemic
+    cause), ``run_id``, ``now``, ``min_hosts``, ``in_place`` (normalise the result dicts without copying them),
+    ``topology`` (the topology stage's compact fabric, report/topology.py: suspect_cables, host_order,
+    switch_counter_violations), ``host_rails`` ({host: [rail names]}: a host is PASSED only when each was measured
+    and passed), ``switch_groups`` ({host: leaf | {rail: leaf}}, the inventory's), ``lldp`` ({host: lldpd JSON})
+    with ``netdevs`` ({host: {device: [netdev]}}): the switch grouping localisation uses (switches.resolve).
     ``phy`` (the fabric_validate PHY stage's phy_verdict) adds phy_findings (report/phy.py; errors fail the run).
     Raises ValueError (one sentence) on bad settings or inputs.
     """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TypeError("build_report() got unexpected options %s" % ", ".join(unknown))
+    opts = dict(OPTIONS, **options)
+    opts.update(
+        counter_violations=counter_violations,
+        saturated=saturated,
+        baseline=baseline,
+        regression_tolerance=regression_tolerance,
+    )
     # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
     # collector's passes cost a fifth of the time (1024 hosts x 8 rails): it is paused meanwhile.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _build_report(
-            results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-            expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology, phy,
-        )  # fmt: skip
+        return _build_report(results, opts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _build_report(
-    results, counter_violations, saturated, baseline, regression_tolerance, min_gbps, run_id, now,
-    expected_hosts, host_failures, min_hosts, min_peer_fraction, line_rate_gbps, in_place, topology=None, phy=None,
-):  # fmt: skip
-    tolerance = float(regression_tolerance)
+OPTIONS = {
+    "regression_tolerance": 0.1,
+    "min_gbps": None,
+    "run_id": None,
+    "now": None,
+    "expected_hosts": None,
+    "host_failures": None,
+    "min_hosts": 2,
+    "min_peer_fraction": 0.9,
+    "line_rate_gbps": None,
+    "in_place": False,
+    "topology": None,
+    "host_rails": None,
+    "switch_groups": None,
+    "lldp": None,
+    "netdevs": None,
+    "phy": None,
+}
+
+
+def _check_settings(opts):
+    """{tolerance, fraction, line_rate_gbps, min_hosts}; ValueError names the bad setting."""
+    tolerance = float(opts["regression_tolerance"])
     if not 0.0 <= tolerance < 1.0:
         raise ValueError("regression_tolerance must be >= 0 and < 1 (0.1 = 10%% below baseline), got %r" % tolerance)
-    problems = check_thresholds(min_gbps=min_gbps)
+    problems = check_thresholds(min_gbps=opts["min_gbps"])
     if problems:
         raise ValueError("; ".join(problems))
+    min_hosts = opts["min_hosts"]
     if isinstance(min_hosts, bool) or not isinstance(min_hosts, int) or min_hosts < 1:
         raise ValueError("min_hosts must be an integer >= 1, got %r" % (min_hosts,))
-    fraction = _finite_or_none(min_peer_fraction, "min_peer_fraction", 0.0, 1.0)
-    line_rate_gbps = _finite_or_none(line_rate_gbps, "line_rate_gbps", 0.0, low_open=True)
-    now = time.time() if now is None else float(now)
-    results = normalize_results(results, copy=not in_place)
-    violations = [normalize_violation(v, i) for i, v in enumerate(counter_violations or [])]
-    violations.sort(key=lambda v: (v["host"], v["device"], v["port"], v["counter"]))
+    expected = opts["expected_hosts"]
+    if expected is not None and (
+        isinstance(expected, (str, bytes, dict)) or not all(isinstance(h, str) and h for h in expected)
+    ):
+        raise ValueError("expected_hosts must be a list of host names, got %r" % (expected,))
+    return {
+        "tolerance": tolerance,
+        "fraction": _finite_or_none(opts["min_peer_fraction"], "min_peer_fraction", 0.0, 1.0),
+        "line_rate_gbps": _finite_or_none(opts["line_rate_gbps"], "line_rate_gbps", 0.0, low_open=True),
+        "min_hosts": min_hosts,
+    }
+
+
+def _saturated_of(items):
+    """Saturated counters, each with ``gated``: ib_counters says whether an increase of it fails the port; where
+    an older caller does not, the physical-layer counters (allowed no increase by default) are."""
     stuck = []
-    for item in saturated or []:
+    for item in items or []:
         if isinstance(item, dict):
             entry = dict(item)
             entry["host"] = str(item.get("host") or "unknown")
+            if entry.get("gated") is None:
+                entry["gated"] = entry.get("counter") in host_counters.DEFAULT_THRESHOLDS
             stuck.append(entry)
     stuck.sort(key=lambda v: (v["host"], str(v.get("device")), int_or(v.get("port"), 0), str(v.get("counter"))))
-    host_failures = normalize_host_failures(host_failures)
-    if expected_hosts is not None and (
-        isinstance(expected_hosts, (str, bytes, dict)) or not all(isinstance(h, str) and h for h in expected_hosts)
-    ):
-        raise ValueError("expected_hosts must be a list of host names, got %r" % (expected_hosts,))
+    return stuck
 
-    # the line rate is looked for in the results only when a setting or a systemic verdict needs it
-    line_rate = line_rate_gbps
-    if line_rate is None and min_gbps is not None:
-        line_rate = line_rate_of(results)
-    rate_problems = check_thresholds(min_gbps=min_gbps, line_rate_gbps=line_rate) if line_rate else []
 
-    peer_gate(results, fraction)
-    regressions, medians = find_regressions(results, baseline, tolerance)
-    regressed = dict(((r["link"], r["test"]), r) for r in regressions)
-    seen = set()  # hosts in a pair result
-    passing = set()  # hosts with a passed pair result
-    failed_pairs = []
-    rounds = set()
+def _refuse(results, expected_hosts):
+    """(kept results, refused sentences): a result for a host the run does not expect, or a second result of the
+    same pass, round, rail, pair and test, is refused with its name, never merged."""
+    known = set(expected_hosts) if expected_hosts is not None else None
+    seen = set()
+    kept, refused = [], []
+    for res in results:
+        stranger = known is not None and (res["server"] not in known or res["client"] not in known)
+        key = (res["pass"], res["round"], res["rail"], res["server"], res["client"], res["kind"], res["test"])
+        if stranger or key in seen:
+            why = "names a host the run does not expect" if stranger else "is a second result of the same pair"
+            refused.append("%s %s pass %d round %d %s: refused (not merged)" % (
+                pair_label(res), res["test"], res["pass"], res["round"], why
+            ))  # fmt: skip
+            continue
+        seen.add(key)
+        kept.append(res)
+    return kept, refused
+
+
+def _apply_baseline(res, medians, regressed):
+    if not medians:
+        res["baseline_gbps"] = None
+        res["regressed"] = False
+        return
+    key = (res["link"], params_of(res))
+    res["baseline_gbps"] = medians.get(key)
+    reg = regressed.get(key)
+    res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
+    if res["regressed"] and res["passed"]:
+        res["passed"] = False
+        res["failure_kind"] = "regression"
+        res["failure"] = _regression_failure(reg)
+
+
+def _scan(results, regressions, medians):
+    """One pass over every result (millions at 1024 hosts x 8 rails): baseline figures, failed pairs, the hosts
+    seen, rounds and retests."""
+    regressed = dict(((r["link"], tuple(r["params"][k] for k in PARAMS)), r) for r in regressions)
+    seen, failed, rounds = set(), [], set()
     retests = 0
-    for res in results:  # one pass over every result: millions at 1024 hosts x 8 rails
-        server, client = res["server"], res["client"]
+    for res in results:
         rounds.add((res["pass"], res["round"]))
         if res["pass"] != 1:
             retests += 1
-        if medians:
-            key = (res["link"], res["test"])
-            res["baseline_gbps"] = medians.get(key)
-            reg = regressed.get(key)
-            res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
-            if res["regressed"] and res["passed"]:
-                res["passed"] = False
-                res["failure_kind"] = "regression"
-                res["failure"] = _regression_failure(reg)
-        else:
-            res["baseline_gbps"] = None
-            res["regressed"] = False
-        if res["passed"]:
-            passing.add(server)
-            passing.add(client)
-        else:
-            failed_pairs.append(res)
-            seen.add(server)
-            seen.add(client)
-    seen |= passing
+        _apply_baseline(res, medians, regressed)
+        seen.add(res["server"])
+        seen.add(res["client"])
+        if not res["passed"]:
+            failed.append(res)
+    return {"seen": seen, "failed": failed, "rounds": len(rounds), "retests": retests}
 
+
+def _systemic(results, scan, settings, min_gbps):
+    """The systemic sentence (a setting above the line rate, or most pairs failing the same way), else None."""
+    line_rate = settings["line_rate_gbps"]
+    if line_rate is None and min_gbps is not None:
+        line_rate = line_rate_of(results)
+    settings["line_rate_gbps"] = line_rate
+    rate_problems = check_thresholds(min_gbps=min_gbps, line_rate_gbps=line_rate) if line_rate else []
     if rate_problems:
-        systemic = rate_problems[0]
-    else:
-        systemic = systemic_cause(failed_pairs, len(results), lambda: line_rate or line_rate_of(results), min_gbps)
-    excluded = unmeasured_hosts(host_failures)
-    if systemic:
-        loc = {"suspect_nodes": [], "suspect_links": [], "known_good": [], "cleared": []}
-    else:
-        loc = localize(results, exclude_hosts=excluded)
-
-    expected = set(expected_hosts or ()) | set(h["host"] for h in host_failures)
-    if expected_hosts is None:
-        expected |= seen
-    universe = sorted(expected | seen | set(v["host"] for v in violations))
-    failed_hosts, passed_hosts = host_verdicts(
-        universe,
-        failed_pairs,
-        passing,
-        host_failures,
-        loc,
-        violations,
-        regressions,
+        return rate_problems[0]
+    return systemic_cause(
+        scan["failed"], len(results), lambda: line_rate or line_rate_of(results), min_gbps, reached_threshold(results)
     )
-    problems = _host_problems(results, seen, sorted(expected), host_failures, min_hosts)
-    passed = not (problems or systemic or failed_pairs or violations or regressions or failed_hosts)
+
+
+def _groups(opts):
+    """(groups, source) for localisation: topology, LLDP, inventory (switches.resolve), else None (inferred)."""
+    groups, source = switches.resolve(opts["topology"], opts["lldp"], opts["switch_groups"], opts["netdevs"])
+    return (groups, source) if groups else None
+
+
+def _totals(results, scan, expected, failed_hosts, passed_hosts, loc, violations, regressions, stuck):
+    return {
+        "results": len(results),
+        "failed": len(scan["failed"]),
+        "hosts": len(scan["seen"]),
+        "expected_hosts": len(expected),
+        "failed_hosts": len(failed_hosts),
+        "passed_hosts": len(passed_hosts),
+        "rounds": scan["rounds"],
+        "retests": scan["retests"],
+        "suspect_nodes": len(loc["suspect_nodes"]),
+        "suspect_links": len(loc["suspect_links"]),
+        "switch_faults": len(loc["switch_faults"]),
+        "counter_violations": len(violations),
+        "regressions": len(regressions),
+        "saturated": len(stuck),
+    }
+
+
+def _build_report(results, opts):
+    settings = _check_settings(opts)
+    now = time.time() if opts["now"] is None else float(opts["now"])
+    results = normalize_results(results, copy=not opts["in_place"])
+    results, refused = _refuse(results, opts["expected_hosts"])
+    violations = [normalize_violation(v, i) for i, v in enumerate(opts["counter_violations"] or [])]
+    violations.sort(key=lambda v: (v["host"], v["device"], v["port"], v["counter"]))
+    stuck = _saturated_of(opts["saturated"])
+    host_failures = normalize_host_failures(opts["host_failures"])
+
+    peer_gate(results, settings["fraction"])
+    regressions, medians = find_regressions(results, opts["baseline"], settings["tolerance"])
+    scan = _scan(results, regressions, medians)
+    systemic = _systemic(results, scan, settings, opts["min_gbps"])
+    groups = _groups(opts)
+    excluded = unmeasured_hosts(host_failures)
+    loc = EMPTY_LOCALISATION if systemic else localize(results, exclude_hosts=excluded, groups=groups)
+
+    expected = set(opts["expected_hosts"] or ()) | set(h["host"] for h in host_failures)
+    if opts["expected_hosts"] is None:
+        expected |= scan["seen"]
+    universe = sorted(expected | scan["seen"] | set(v["host"] for v in violations))
+    failed_hosts, passed_hosts = host_verdicts(
+        universe, results, scan["failed"], host_failures, loc, violations, regressions, stuck, opts["host_rails"]
+    )
+    problems = _host_problems(results, scan["seen"], sorted(expected), host_failures, settings["min_hosts"])
+    if refused:
+        problems.append("%d result%s refused: %s" % (len(refused), "" if len(refused) == 1 else "s", refused[0]))
+    gated_stuck = [s for s in stuck if s.get("gated")]
+    failing = problems or systemic or scan["failed"] or violations or regressions or failed_hosts or gated_stuck
     report = {
-        "schema": 2,
-        "run_id": run_id or datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
+        "schema": 3,
+        "run_id": opts["run_id"]
+        or datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"),
         "timestamp": _iso(now),
         "timestamp_seconds": now,
-        "passed": passed,
+        "passed": not failing,
         "systemic": systemic,
         "problems": problems,
-        "totals": {
-            "results": len(results),
-            "failed": len(failed_pairs),
-            "hosts": len(seen),
-            "expected_hosts": len(expected),
-            "failed_hosts": len(failed_hosts),
-            "passed_hosts": len(passed_hosts),
-            "rounds": len(rounds),
-            "retests": retests,
-            "suspect_nodes": len(loc["suspect_nodes"]),
-            "suspect_links": len(loc["suspect_links"]),
-            "counter_violations": len(violations),
-            "regressions": len(regressions),
-            "saturated": len(stuck),
-        },
+        "refused": refused,
+        "totals": _totals(results, scan, expected, failed_hosts, passed_hosts, loc, violations, regressions, stuck),
         "settings": {
-            "min_gbps": None if min_gbps is None else float(min_gbps),
-            "regression_tolerance": tolerance,
-            "baseline": bool(baseline and baseline.get("links")),
-            "min_hosts": min_hosts,
-            "min_peer_fraction": fraction,
-            "line_rate_gbps": line_rate,
+            "min_gbps": None if opts["min_gbps"] is None else float(opts["min_gbps"]),
+            "regression_tolerance": settings["tolerance"],
+            "baseline": bool(opts["baseline"] and opts["baseline"].get("links")),
+            "min_hosts": settings["min_hosts"],
+            "min_peer_fraction": settings["fraction"],
+            "line_rate_gbps": settings["line_rate_gbps"],
+            "switch_groups": groups[1] if groups else None,
         },
         "expected_hosts": sorted(expected),
         "failed_hosts": failed_hosts,
         "passed_hosts": passed_hosts,
         "host_failures": host_failures,
-        "failed_pairs": failed_pairs,
+        "failed_pairs": scan["failed"],
         "suspect_nodes": loc["suspect_nodes"],
         "suspect_links": loc["suspect_links"],
+        "switch_faults": loc["switch_faults"],
         "known_good": loc["known_good"],
         "cleared": loc["cleared"],
         "regressions": regressions,
@@ -340,10 +436,12 @@ def _build_report(
         "saturated": stuck,
         "results": results,
     }
-    if topology is not None:
-        apply_topology(report, topology)
-    if phy is not None:
-        _phy.apply(report, phy)
+    for fault in report["switch_faults"]:
+        fault["text"] = switch_fault_text(fault)
+    if opts["topology"] is not None:
+        apply_topology(report, opts["topology"])
+    if opts["phy"] is not None:
+        _phy.apply(report, opts["phy"])
     report["headline"] = headline(report)
     report["message"] = (
         "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
@@ -371,6 +469,8 @@ def headline(report):
         _plural(t["counter_violations"], "counter violation"),
         _plural(t["regressions"], "regression"),
     )
+    if t.get("switch_faults"):
+        text += ", %s" % _plural(t["switch_faults"], "switch fault")
     if "suspect_cables" in t:
         text += ", %s, %s" % (
             _plural(t["suspect_cables"], "suspect cable"),

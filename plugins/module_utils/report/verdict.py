@@ -12,23 +12,23 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import bisect
 import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
-    median_of,
     fmt_gbps,
-    fmt_value,
+    median_of,
+    pair_label,
+    producer,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
     regression_text,
+    saturated_text,
     violation_text,
 )
 
 SYSTEMIC_SHARE = 0.8  # this share of the pair results failing the same way is a common cause
-MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
 MEASURED_KINDS = frozenset(("missing_rail",))  # host failures whose host still took part in pairs
 _BASIS_RATE = re.compile(r"x ([0-9]+(?:\.[0-9]+)?) Gb/s (?:port|expected) rate")
 LINE_RATE_KEYS = ("line_rate_gbps", "expected_rate_gbps", "link_rate_gbps", "server_rate_gbps", "client_rate_gbps")
@@ -47,138 +47,6 @@ CAUSES = {
     "invalid": "the measurements are invalid on %s: the perftest output was not read right",
     "crash": "perftest crashed on %s",
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# Peer-relative gate
-
-
-def _median_without(ordered, value):
-    """Median of the sorted list `ordered` with one occurrence of `value` left out."""
-    n = len(ordered) - 1
-    skip = bisect.bisect_left(ordered, value)
-
-    def at(j):
-        return ordered[j] if j < skip else ordered[j + 1]
-
-    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2.0
-
-
-def _fmt_fraction(value):
-    return ("%.2f" % value).rstrip("0").rstrip(".")
-
-
-def _peer_failure(res, value, median, peers, fraction):
-    if res["kind"] == "latency":
-        return "%s is %s x the %s median of its %d peers on rail %s (%s, limit %s x, min_peer_fraction %s)" % (
-            fmt_value(res, value),
-            _fmt_fraction(value / median),
-            fmt_value(res, median),
-            peers,
-            res["rail"],
-            res["test"],
-            _fmt_fraction(1.0 / fraction),
-            _fmt_fraction(fraction),
-        )
-    return "%s is %s of the %s median of its %d peers on rail %s (%s, min_peer_fraction %s)" % (
-        fmt_value(res, value),
-        _fmt_fraction(value / median),
-        fmt_value(res, median),
-        peers,
-        res["rail"],
-        res["test"],
-        _fmt_fraction(fraction),
-    )
-
-
-def peer_gate(results, min_peer_fraction):
-    """Fail (in place) the results that passed their absolute gate but are below min_peer_fraction x
-    the median of their peers: the other first-pass results of the same kind, test and rail (a
-    retest is held to the first pass's median). Latency mirrors it: above median / min_peer_fraction
-    fails. Needs MIN_PEERS peers. A failed result gets `peer_median`. Returns how many it failed."""
-    if not min_peer_fraction:
-        return 0
-    groups = {}  # (kind, test, rail) -> [first-pass values, worst passed value]
-    retests = []
-    for res in results:  # one pass; the members of a group are only looked at again when one may fail
-        if res["pass"] != 1:
-            retests.append(res)
-            continue
-        kind = res["kind"]
-        value = res["t_typical_us"] if kind == "latency" else res["bw_avg_gbps"]
-        if value is None:
-            continue
-        key = (kind, res["test"], res["rail"])
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = [[], None]
-        group[0].append(value)
-        if res["passed"]:
-            worst = group[1]
-            if worst is None or (value > worst if kind == "latency" else value < worst):
-                group[1] = value
-    stats = {}
-    suspicious = {}
-    for key, (values, worst) in groups.items():
-        if len(values) - 1 < MIN_PEERS:
-            continue
-        values.sort()
-        stats[key] = (values, median_of(values))
-        # Leaving one value out moves the median by at most one place: the median of a result's
-        # peers lies within values[half - 1] .. values[half + 1]. A value that clears the bound
-        # against that cannot fail; when the group's worst passed value does, no member can.
-        half = len(values) // 2
-        if worst is None:
-            continue
-        if key[0] == "latency":
-            bound = values[half - 1] / min_peer_fraction
-            if worst > bound:
-                suspicious[key] = bound
-        else:
-            bound = min_peer_fraction * values[half + 1]
-            if worst < bound:
-                suspicious[key] = bound
-    failed = 0
-    if suspicious:
-        for res in results:
-            if res["pass"] != 1 or not res["passed"]:
-                continue
-            key = (res["kind"], res["test"], res["rail"])
-            bound = suspicious.get(key)
-            if bound is None:
-                continue
-            latency = key[0] == "latency"
-            value = res["t_typical_us"] if latency else res["bw_avg_gbps"]
-            if value > bound if latency else value < bound:
-                failed += _peer_check(res, stats[key][0], None, min_peer_fraction)
-    for res in retests:
-        entry = stats.get((res["kind"], res["test"], res["rail"]))
-        if entry is not None:
-            failed += _peer_check(res, entry[0], entry[1], min_peer_fraction)
-    return failed
-
-
-def _peer_check(res, ordered, median, fraction):
-    """1 when res (passed so far) is slow against the sorted peer values (its own among them when
-    median is None: then the median of the others is used), else 0."""
-    if not res["passed"]:
-        return 0
-    latency = res["kind"] == "latency"
-    value = res["t_typical_us"] if latency else res["bw_avg_gbps"]
-    if value is None:
-        return 0
-    peers = len(ordered) - (1 if median is None else 0)
-    if median is None:
-        median = _median_without(ordered, value)
-    if not median:
-        return 0
-    if not (value > median / fraction if latency else value < fraction * median):
-        return 0
-    res["passed"] = False
-    res["failure_kind"] = "slow_vs_peers"
-    res["peer_median"] = round(median, 3)
-    res["failure"] = _peer_failure(res, value, median, peers, fraction)
-    return 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,12 +77,8 @@ def _fmt_rate(value):
     return ("%d" % value) if float(value).is_integer() else ("%g" % value)
 
 
-def systemic_cause(failed, total, line_rate_gbps=None, min_gbps=None):
-    """One sentence naming the common cause when >= SYSTEMIC_SHARE of the `total` pair results failed
-    (`failed`: the failed ones) with the same failure kind on at least two links, else None.
-    `line_rate_gbps` may be a function (asked only when the cause is below_threshold)."""
-    if not total:
-        return None
+def _dominant(failed):
+    """(failure kind most failed results share, its count, the links it failed on), or (None, 0, set())."""
     counts = {}
     links = {}
     for res in failed:
@@ -222,10 +86,51 @@ def systemic_cause(failed, total, line_rate_gbps=None, min_gbps=None):
         counts[kind] = counts.get(kind, 0) + 1
         links.setdefault(kind, set()).add(res["link"])
     if not counts:
-        return None
+        return None, 0, set()
     kind = max(sorted(counts), key=lambda k: counts[k])
-    count = counts[kind]
-    if count < SYSTEMIC_SHARE * total or len(links[kind]) < 2:
+    return kind, counts[kind], links[kind]
+
+
+def _settings_cause(failed, share, every, line_rate_gbps, min_gbps):
+    """The sentence for most links below their threshold: a threshold above the line rate, else the settings."""
+    failing = [r for r in failed if r["failure_kind"] == "below_threshold"]
+    measured = median_of([r["bw_avg_gbps"] for r in failing if r["bw_avg_gbps"] is not None])
+    threshold = median_of([r["threshold_gbps"] for r in failing if r["threshold_gbps"] is not None])
+    line_rate = line_rate_gbps() if callable(line_rate_gbps) else line_rate_gbps
+    if min_gbps is not None and line_rate and float(min_gbps) > line_rate:
+        return "min_gbps %s is above the %s Gb/s line rate (%s)" % (_fmt_rate(min_gbps), _fmt_rate(line_rate), share)
+    if threshold is not None and line_rate and threshold > line_rate:
+        return "the threshold %s is above the %s Gb/s line rate (%s)" % (
+            fmt_gbps(threshold),
+            _fmt_rate(line_rate),
+            share,
+        )
+    text = "every link is below its bandwidth threshold" if every else "most links are below their threshold"
+    if measured is not None and threshold is not None:
+        text += ": the median measured %s against a threshold of %s" % (fmt_gbps(measured), fmt_gbps(threshold))
+    return "%s (%s): check min_gbps and min_link_fraction against the port rate" % (text, share)
+
+
+def reached_threshold(results):
+    """Whether any bandwidth pair met its threshold: then no setting is wrong for every link, and a fabric that
+    fails most pairs has a fault to localise (a spine layer), not a 'check your settings' cause."""
+    for res in results:
+        if res.get("kind") != "latency" and res.get("bw_avg_gbps") is not None and res.get("failure_kind") != "invalid":
+            limit = res.get("threshold_gbps")
+            if limit is None or res["bw_avg_gbps"] >= limit:
+                return True
+    return False
+
+
+def systemic_cause(failed, total, line_rate_gbps=None, min_gbps=None, reached=False):
+    """One sentence naming the common cause when >= SYSTEMIC_SHARE of the `total` pair results failed
+    (`failed`: the failed ones) with the same failure kind on at least two links, else None.
+    `line_rate_gbps` may be a function (asked only when the cause is below_threshold). ``reached``: some pair met
+    its bandwidth threshold (reached_threshold): then below_threshold is no common cause (localisation names it)."""
+    if not total:
+        return None
+    kind, count, links = _dominant(failed)
+    if kind is None or count < SYSTEMIC_SHARE * total or len(links) < 2:
         return None
     every = count == total
     share = (
@@ -233,26 +138,9 @@ def systemic_cause(failed, total, line_rate_gbps=None, min_gbps=None):
     )
     where = "any host" if every else "most hosts"
     if kind == "below_threshold":
-        failing = [r for r in failed if r["failure_kind"] == kind]
-        measured = median_of([r["bw_avg_gbps"] for r in failing if r["bw_avg_gbps"] is not None])
-        threshold = median_of([r["threshold_gbps"] for r in failing if r["threshold_gbps"] is not None])
-        line_rate = line_rate_gbps() if callable(line_rate_gbps) else line_rate_gbps
-        if min_gbps is not None and line_rate and float(min_gbps) > line_rate:
-            return "min_gbps %s is above the %s Gb/s line rate (%s)" % (
-                _fmt_rate(min_gbps),
-                _fmt_rate(line_rate),
-                share,
-            )
-        if threshold is not None and line_rate and threshold > line_rate:
-            return "the threshold %s is above the %s Gb/s line rate (%s)" % (
-                fmt_gbps(threshold),
-                _fmt_rate(line_rate),
-                share,
-            )
-        text = "every link is below its bandwidth threshold" if every else "most links are below their threshold"
-        if measured is not None and threshold is not None:
-            text += ": the median measured %s against a threshold of %s" % (fmt_gbps(measured), fmt_gbps(threshold))
-        return "%s (%s): check min_gbps and min_link_fraction against the port rate" % (text, share)
+        if reached and not (min_gbps is not None and line_rate_gbps):
+            return None
+        return _settings_cause(failed, share, every, line_rate_gbps, min_gbps)
     if kind == "above_threshold":
         text = "every link is above its latency ceiling" if every else "most links are above their latency ceiling"
         return "%s (%s): check max_typical_us and max_p99_us against this fabric" % (text, share)
@@ -301,60 +189,153 @@ def _missing_rail_hosts(res):
     return ends or [res["server"], res["client"]]
 
 
-def host_verdicts(hosts, failed, passing, host_failures, loc, violations, regressions):
-    """(failed_hosts, passed_hosts) over `hosts`: every host is failed unless it is in `passing` (it
-    has a passed pair result) and has no failure. `failed` are the failed pair results. One entry per
-    failed host, its failure_kind the most important reason's, its reason every reason joined."""
-    reasons = {}
+# failed_hosts kinds that blame the host itself (slurm_remediate drains these); the others say the host could not
+# be shown healthy (untested, unmeasured, ungated, a partner's failure) and are failed, never PASSED, but not drained
+CULPRIT_KINDS = frozenset(
+    ("preflight", "unreachable", "bad_node", "intermittent", "suspect_node", "counters", "saturated", "bad_link",
+     "missing_rail", "invalid", "regression")
+)  # fmt: skip
+NODE_KINDS = {"bad_node": "bad_node", "intermittent": "intermittent", "suspect": "suspect_node"}
 
-    def add(host, rank, kind, reason):
-        reasons.setdefault(host, []).append((rank, kind, reason))
 
+class _Reasons:
+    """Per host, the (rank, kind, sentence) reasons it failed."""
+
+    def __init__(self):
+        self.by_host = {}
+
+    def add(self, host, rank, kind, reason):
+        self.by_host.setdefault(host, []).append((rank, kind, reason))
+
+    def entries(self):
+        out = []
+        for host in sorted(self.by_host):
+            items = sorted(self.by_host[host], key=lambda r: r[0])
+            seen = []
+            for _rank, _kind, reason in items:
+                if reason not in seen:
+                    seen.append(reason)
+            kind = items[0][1]
+            out.append(
+                {"host": host, "failure_kind": kind, "reason": "; ".join(seen[:3]), "culprit": kind in CULPRIT_KINDS}
+            )
+        return out
+
+
+def _add_named(reasons, host_failures, loc, violations, stuck):
     for item in host_failures:
-        add(item["host"], 0, item["failure_kind"], item["reason"])
+        reasons.add(item["host"], 0, item["failure_kind"], item["reason"])
     for node in loc["suspect_nodes"]:
-        add(node["host"], 1, "bad_node" if node["verdict"] == "bad_node" else "suspect_node", node_text(node))
+        reasons.add(node["host"], 1, NODE_KINDS.get(node["verdict"], "suspect_node"), node_text(node))
     by_host = {}
     for v in violations:
         by_host.setdefault(v["host"], []).append(violation_text(v))
     for host, lines in by_host.items():
-        add(host, 2, "counters", "counter violation: %s" % "; ".join(lines))
+        reasons.add(host, 2, "counters", "counter violation: %s" % "; ".join(lines))
+    for item in stuck:
+        if item.get("gated"):
+            reasons.add(item["host"], 2, "saturated", saturated_text(item))
     for link in loc["suspect_links"]:
         for host in (link["server"], link["client"]):
-            add(host, 3, "bad_link", link_text(link))
-    measured = {}  # failed results per host: a host without a passing result has only those
+            reasons.add(host, 3, "bad_link", link_text(link))
+
+
+def _add_pair_kinds(reasons, failed, regressions):
+    """Failures a pair result names its host for: a missing rail, an invalid figure (its producer), a gate that
+    could not apply; regressions. Returns {host: [failed results]}."""
+    measured = {}
     for res in failed:
         for host in (res["server"], res["client"]):
             measured.setdefault(host, []).append(res)
-        if res["failure_kind"] == "missing_rail":
+        kind = res["failure_kind"]
+        if kind == "missing_rail":
             for host in _missing_rail_hosts(res):
-                add(host, 4, "missing_rail", res["failure"])
+                reasons.add(host, 4, "missing_rail", res["failure"])
+        elif kind == "invalid":
+            reasons.add(producer(res), 4, "invalid", "%s: %s" % (pair_label(res), res["failure"]))
+        elif kind == "ungated":
+            for host in (res["server"], res["client"]):
+                reasons.add(host, 7, "ungated", "%s: %s" % (pair_label(res), res["failure"]))
     for reg in regressions:
         for host in (reg["server"], reg["client"]):
-            add(host, 5, "regression", regression_text(reg))
-    failed_before = unmeasured_hosts(host_failures)
+            reasons.add(host, 5, "regression", regression_text(reg))
+    return measured
+
+
+def _rails_measured(results):
+    """{host: {(kind, rail): passed on it at least once}} over every result (two sets of (host, plane) on the way:
+    one pass over millions of results)."""
+    seen, ok = set(), set()
+    for res in results:
+        key = (res.get("kind") or "bandwidth", res.get("rail"))
+        seen.add((res["server"], key))
+        seen.add((res["client"], key))
+        if res["passed"]:
+            ok.add((res["server"], key))
+            ok.add((res["client"], key))
+    out = {}
+    for host, key in seen:
+        out.setdefault(host, {})[key] = (host, key) in ok
+    return out
+
+
+def _expected_rails(host, measured, host_rails, kinds):
+    """(kind, rail) planes a host must have passed on: its declared rails (host_rails) for every kind that ran,
+    else the planes its results carry."""
+    declared = (host_rails or {}).get(host)
+    if declared is None:
+        return set(measured.get(host, {}))
+    names = set(r.get("rail") if isinstance(r, dict) else r for r in declared)
+    return set((kind, rail) for kind in kinds for rail in names)
+
+
+def _add_unproven(reasons, hosts, results, failed_before, host_rails, measured_fails):
+    """A host is PASSED only when every one of its rails was measured and passed: a rail with no result is
+    `untested`, a host with no passing result at all is failed with the kind its results share."""
+    measured = _rails_measured(results)
+    kinds = sorted(set(k for rails in measured.values() for k, _r in rails)) or ["bandwidth"]
     for host in hosts:
-        if host in passing or host in failed_before:
+        if host in failed_before:
             continue
-        runs = measured.get(host)
-        if not runs:
-            add(host, 6, "unmeasured", "no pair result: the host was never measured")
+        runs = measured_fails.get(host)
+        if host not in measured:
+            reasons.add(host, 6, "unmeasured", "no pair result: the host was never measured")
             continue
-        kinds = {}
-        for res in runs:
-            kinds[res["failure_kind"] or "failed"] = kinds.get(res["failure_kind"] or "failed", 0) + 1
-        kind = max(sorted(kinds), key=lambda k: kinds[k])
-        add(host, 6, kind, "no passing result: %d pair result%s failed (%s)" % (
-            len(runs), "" if len(runs) == 1 else "s", ", ".join("%s %d" % (k, kinds[k]) for k in sorted(kinds))
-        ))  # fmt: skip
-    failed_hosts = []
-    for host in sorted(reasons):
-        items = sorted(reasons[host], key=lambda r: r[0])
-        seen = []
-        for _rank, _kind, reason in items:
-            if reason not in seen:
-                seen.append(reason)
-        failed_hosts.append({"host": host, "failure_kind": items[0][1], "reason": "; ".join(seen[:3])})
-    failed_set = set(reasons)
-    passed_hosts = sorted(h for h in hosts if h not in failed_set and h in passing)
+        if not any(measured[host].values()):
+            _add_no_pass(reasons, host, runs or [])
+            continue
+        for kind, rail in sorted(_expected_rails(host, measured, host_rails, kinds), key=str):
+            state = measured[host].get((kind, rail))
+            if not state:
+                reasons.add(host, 7, "untested", _untested_text(kind, rail, state))
+
+
+def _untested_text(kind, rail, state):
+    if state is None:
+        return "rail %s was never measured (%s): no partner on it ran, or its pairs were refused" % (rail, kind)
+    return "rail %s has no passing %s measurement: every pair of it failed, none named it" % (rail, kind)
+
+
+def _add_no_pass(reasons, host, runs):
+    kinds = {}
+    for res in runs:
+        kinds[res["failure_kind"] or "failed"] = kinds.get(res["failure_kind"] or "failed", 0) + 1
+    kind = max(sorted(kinds), key=lambda k: kinds[k]) if kinds else "untested"
+    reasons.add(host, 6, kind, "no passing result: %d pair result%s failed (%s)" % (
+        len(runs), "" if len(runs) == 1 else "s", ", ".join("%s %d" % (k, kinds[k]) for k in sorted(kinds))
+    ))  # fmt: skip
+
+
+def host_verdicts(hosts, results, failed, host_failures, loc, violations, regressions, stuck=(), host_rails=None):
+    """(failed_hosts, passed_hosts) over `hosts`. A host is PASSED only when every one of its rails (``host_rails``
+    {host: [rail names]}, else the rails its results carry) has a passing result and nothing names it; hosts behind
+    a switch fault are not failed for it. One entry per failed host: its failure_kind the most important reason's,
+    its reason the sentences joined, ``culprit`` whether the verdict blames the host itself (CULPRIT_KINDS)."""
+    reasons = _Reasons()
+    _add_named(reasons, host_failures, loc, violations, stuck)
+    measured_fails = _add_pair_kinds(reasons, failed, regressions)
+    _add_unproven(reasons, hosts, results, unmeasured_hosts(host_failures), host_rails, measured_fails)
+    failed_hosts = reasons.entries()
+    failed_set = set(reasons.by_host)
+    passed_hosts = sorted(h for h in hosts if h not in failed_set)
     return failed_hosts, passed_hosts

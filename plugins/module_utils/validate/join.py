@@ -24,18 +24,33 @@ def _key(pass_no, round_no, rail, server, client):
     return (int(pass_no), int(round_no), str(rail), server, client)
 
 
-def index_sides(sides):
-    """{(pass, round, rail, server, client): {"server": side, "client": side}} from side results."""
+def _side_key(side):
+    if side["role"] == "server":
+        server, client = side["host"], side.get("peer")
+    else:
+        server, client = side.get("peer"), side["host"]
+    return _key(side.get("pass") or 1, side["round"], side.get("rail"), server, client)
+
+
+def _label(key, role=None):
+    pass_no, round_no, rail, server, client = key
+    who = "%s side of " % role if role else ""
+    return "%spass %d round %d rail %s %s -> %s" % (who, pass_no, round_no, rail, server, client)
+
+
+def index_sides(sides, duplicates=None):
+    """{(pass, round, rail, server, client): {"server": side, "client": side}} from side results. A second side of
+    the same key and role is never merged: its key goes to ``duplicates`` (a list) when given."""
     index = {}
     for side in sides or []:
         if not isinstance(side, dict) or "role" not in side or "host" not in side:
             continue
-        if side["role"] == "server":
-            server, client = side["host"], side.get("peer")
-        else:
-            server, client = side.get("peer"), side["host"]
-        key = _key(side.get("pass") or 1, side["round"], side.get("rail"), server, client)
-        index.setdefault(key, {})[side["role"]] = side
+        key = _side_key(side)
+        got = index.setdefault(key, {})
+        if side["role"] in got and duplicates is not None:
+            duplicates.append((key, side["role"]))
+            continue
+        got[side["role"]] = side
     return index
 
 
@@ -66,86 +81,171 @@ def root_cause(server_side, client_side):
     return ("server_failed" if skind in _CONSEQUENCES else skind), stext
 
 
+def line_rate(srail, crail, bidirectional=False):
+    """The slower end's port rate (x2 bidirectional): no figure can be above it. None when a rate is unknown."""
+    rates = [r for r in (srail.get("rate_gbps"), crail.get("rate_gbps")) if isinstance(r, (int, float)) and r > 0]
+    if len(rates) < 2:
+        return None
+    return float(min(rates)) * (2 if bidirectional else 1)
+
+
+class _Join:
+    """One pass's join: the plan's rails, the indexed sides, the settings and a cache of bandwidth thresholds."""
+
+    def __init__(self, sides, rails, settings):
+        self.settings = settings
+        self.test = settings.get("test") or "write"
+        self.kind = testkinds.kind_of(self.test)
+        self.duplicates = []
+        self.index = index_sides(sides, self.duplicates)
+        self.by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
+        self.thresholds = {}
+
+    def rail_of(self, host, rail):
+        return self.by_name.get(host, {}).get(rail, {})
+
+    def threshold(self, rates):
+        if rates not in self.thresholds:
+            s = self.settings
+            self.thresholds[rates] = gate.bandwidth_threshold(
+                min_gbps=s.get("min_gbps"),
+                min_link_fraction=s.get("min_link_fraction"),
+                expect_rate_gbps=s.get("expect_rate_gbps"),
+                server_rate_gbps=rates[0],
+                client_rate_gbps=rates[1],
+                bidirectional=bool(s.get("bidirectional")),
+            )
+        return self.thresholds[rates]
+
+
+def _base(join, pair, rail, sside, cside):
+    server, client = pair["server"], pair["client"]
+    srail, crail = join.rail_of(server, rail), join.rail_of(client, rail)
+    return {
+        "server": server,
+        "server_device": srail.get("device") or (sside or {}).get("device"),
+        "server_port": srail.get("port") or (sside or {}).get("port"),
+        "client": client,
+        "client_device": crail.get("device") or (cside or {}).get("device"),
+        "client_port": crail.get("port") or (cside or {}).get("port"),
+        "rail": rail,
+        "test": join.test,
+        "kind": join.kind,
+        # the latency pass is a first pass of another kind: the report localises and
+        # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
+        "pass": 1 if join.kind == "latency" else int(pair.get("pass") or 1),
+        "round": int(pair["round"]),
+        "duration_s": join.settings.get("duration"),
+        # the parameters a baseline compares like with like (report/baseline.py PARAMS)
+        "size": join.settings.get("size"),
+        "qps": join.settings.get("qps"),
+        "bidirectional": bool(join.settings.get("bidirectional")) if join.kind == "bandwidth" else None,
+        # the figures are the client side's: an invalid figure counts against the host that produced it
+        "measured_by": client,
+    }
+
+
+def _gate_bandwidth(join, res, measured, failure_kind, failure):
+    srail, crail = join.rail_of(res["server"], res["rail"]), join.rail_of(res["client"], res["rail"])
+    res["bw_avg_gbps"] = measured.get("bw_avg_gbps")
+    res["bw_peak_gbps"] = measured.get("bw_peak_gbps")
+    res["line_rate_gbps"] = line_rate(srail, crail, bool(join.settings.get("bidirectional")))
+    threshold = join.threshold((srail.get("rate_gbps"), crail.get("rate_gbps")))
+    res["threshold_gbps"] = threshold["threshold_gbps"]
+    res["threshold_basis"] = threshold["basis"]
+    if failure_kind is not None:
+        return failure_kind, failure
+    passed, failure_kind, failure = gate.judge_bandwidth(res["bw_avg_gbps"], threshold)
+    if passed and threshold.get("error") and threshold["threshold_gbps"] is None:
+        return "no_rate", threshold["error"]
+    return failure_kind, failure
+
+
+LATENCY_FIGURES = ("t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us")
+LATENCY_BASES = (("t_typical_us", "t_typical"), ("t_avg_us", "t_avg"), ("latency_us", "latency_us"))
+
+
+def _gate_latency(join, res, measured, failure_kind, failure):
+    for name in LATENCY_FIGURES:
+        res[name] = measured.get(name)
+    res["t_typical_us"], res["latency_basis"] = None, None
+    for name, basis in LATENCY_BASES:  # the figure gated: typical where printed, else the average
+        if measured.get(name) is not None:
+            res["t_typical_us"], res["latency_basis"] = measured[name], basis
+            break
+    limit = join.settings.get("max_typical_us")
+    res["threshold_us"] = float(limit) if limit is not None else None
+    if failure_kind is not None:
+        return failure_kind, failure
+    _passed, failure_kind, failure, _limit = gate.judge_latency(
+        res["t_typical_us"], res["p99_us"], join.settings.get("max_typical_us"), join.settings.get("max_p99_us")
+    )
+    if failure_kind is None and join.settings.get("max_p99_us") is not None and res["p99_us"] is None:
+        # a ceiling the tool printed no figure for is a gate that could not apply: never a silent pass
+        return "ungated", (
+            "max_p99_us is %s us but the latency tool printed no p99 for this pair: it could not be gated on it "
+            "(run more iterations, or unset max_p99_us)" % join.settings["max_p99_us"]
+        )
+    return failure_kind, failure
+
+
+def _duplicate_failure(join, key):
+    roles = sorted(role for k, role in join.duplicates if k == key)
+    if not roles:
+        return None, None
+    return "refused", "%s: %s came back twice, refused (not merged): a side is measured once" % (
+        _label(key),
+        " and ".join("the %s side" % r for r in roles),
+    )
+
+
+def _join_one(join, pair, rail):
+    key = _key(pair.get("pass") or 1, pair["round"], rail, pair["server"], pair["client"])
+    got = join.index.get(key, {})
+    sside, cside = got.get("server"), got.get("client")
+    res = _base(join, pair, rail, sside, cside)
+    failure_kind, failure = _duplicate_failure(join, key)
+    if failure_kind is None:
+        failure_kind, failure = root_cause(sside, cside)
+    gate_of = _gate_bandwidth if join.kind == "bandwidth" else _gate_latency
+    failure_kind, failure = gate_of(join, res, cside or {}, failure_kind, failure)
+    res["passed"] = failure_kind is None
+    res["failure_kind"] = failure_kind
+    res["failure"] = failure
+    return res, key
+
+
+def join_checked(pairs, sides, rails, settings):
+    """(results, refused): join_pass's results, and one sentence per side the plan does not hold (refused, never
+    merged into a result)."""
+    join = _Join(sides, rails, settings)
+    out = []
+    planned = set()
+    for pair in pairs:
+        for rail in pair["rails"]:
+            res, key = _join_one(join, pair, rail)
+            planned.add(key)
+            out.append(res)
+    refused = [
+        "%s: the plan holds no such pair, refused (not merged)" % _label(key, "/".join(sorted(roles)))
+        for key, roles in sorted(join.index.items())
+        if key not in planned
+    ]
+    return out, refused
+
+
 def join_pass(pairs, sides, rails, settings):
     """Pair results for every (pair, rail) the plan expected.
 
     ``pairs``: plan.slice_pass()['pairs']; ``sides``: side results from every host;
     ``rails``: {host: [rail dicts]} with rate_gbps (preflight.host_rails);
     ``settings``: {test, duration, bidirectional, min_gbps, min_link_fraction, expect_rate_gbps,
-    max_typical_us, max_p99_us}.
+    max_typical_us, max_p99_us}. A result carries ``line_rate_gbps`` (the slower end's rate: a figure above it is
+    invalid in the report), ``measured_by`` (the client) and, for latency, ``latency_basis`` (the figure gated:
+    t_typical, or t_avg where the tool printed no typical). A pair with a side that came back twice fails as
+    ``refused``; a latency ceiling the tool printed no figure for fails as ``ungated``.
     """
-    test = settings.get("test") or "write"
-    kind = testkinds.kind_of(test)
-    index = index_sides(sides)
-    by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
-    bw_threshold_cache = {}
-    out = []
-    for pair in pairs:
-        server, client = pair["server"], pair["client"]
-        for rail in pair["rails"]:
-            key = _key(pair.get("pass") or 1, pair["round"], rail, server, client)
-            got = index.get(key, {})
-            sside, cside = got.get("server"), got.get("client")
-            srail = by_name.get(server, {}).get(rail, {})
-            crail = by_name.get(client, {}).get(rail, {})
-            res = {
-                "server": server,
-                "server_device": srail.get("device") or (sside or {}).get("device"),
-                "server_port": srail.get("port") or (sside or {}).get("port"),
-                "client": client,
-                "client_device": crail.get("device") or (cside or {}).get("device"),
-                "client_port": crail.get("port") or (cside or {}).get("port"),
-                "rail": rail,
-                "test": test,
-                "kind": kind,
-                # the latency pass is a first pass of another kind: the report localises and
-                # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
-                "pass": 1 if kind == "latency" else int(pair.get("pass") or 1),
-                "round": int(pair["round"]),
-                "duration_s": settings.get("duration"),
-            }
-            measured = cside or {}
-            failure_kind, failure = root_cause(sside, cside)
-            if kind == "bandwidth":
-                res["bw_avg_gbps"] = measured.get("bw_avg_gbps")
-                res["bw_peak_gbps"] = measured.get("bw_peak_gbps")
-                rates = (srail.get("rate_gbps"), crail.get("rate_gbps"))
-                if rates not in bw_threshold_cache:
-                    bw_threshold_cache[rates] = gate.bandwidth_threshold(
-                        min_gbps=settings.get("min_gbps"),
-                        min_link_fraction=settings.get("min_link_fraction"),
-                        expect_rate_gbps=settings.get("expect_rate_gbps"),
-                        server_rate_gbps=rates[0],
-                        client_rate_gbps=rates[1],
-                        bidirectional=bool(settings.get("bidirectional")),
-                    )
-                threshold = bw_threshold_cache[rates]
-                res["threshold_gbps"] = threshold["threshold_gbps"]
-                res["threshold_basis"] = threshold["basis"]
-                if failure_kind is None:
-                    passed, failure_kind, failure = gate.judge_bandwidth(res["bw_avg_gbps"], threshold)
-                    if passed and threshold.get("error") and threshold["threshold_gbps"] is None:
-                        passed, failure_kind, failure = False, "no_rate", threshold["error"]
-            else:
-                for name in ("t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us"):
-                    res[name] = measured.get(name)
-                latency = measured.get("t_typical_us")
-                if latency is None:
-                    latency = measured.get("t_avg_us")
-                if latency is None:
-                    latency = measured.get("latency_us")
-                res["t_typical_us"] = latency
-                limit = settings.get("max_typical_us")
-                res["threshold_us"] = float(limit) if limit is not None else None
-                if failure_kind is None:
-                    passed, failure_kind, failure, _limit = gate.judge_latency(
-                        latency, measured.get("p99_us"), settings.get("max_typical_us"), settings.get("max_p99_us")
-                    )
-            res["passed"] = failure_kind is None
-            res["failure_kind"] = failure_kind
-            res["failure"] = failure
-            out.append(res)
-    return out
+    return join_checked(pairs, sides, rails, settings)[0]
 
 
 def summary(results):

@@ -1,12 +1,31 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fault localization: name the suspect nodes and links from normalised pair results.
+"""Fault localisation: name the suspect nodes, links and switches from normalised pair results.
 
-Only failures that the link or its two ends can cause take part (see NOT_THE_LINK): a result that
-failed because a rail is missing on one host, because its figures are invalid, because it regressed
-against the baseline (reported on its own), or that involves a host which failed before measuring
-(preflight, unreachable) makes no partner a suspect.
+Everything is decided per plane, a (kind, rail) pair: a host is judged on a rail by the pairs it ran on that
+rail. The classes (docs/fabric_report.md has an example of each):
+
+- ``bad_node``: on a rail, the host failed with every partner it met, a known-good one of the retest included.
+- ``intermittent``: failed in pass 1 with every partner and passed a retest: not cleared, its partners' failures
+  are explained by it.
+- ``suspect`` (node): pass 1 points at it and no retest decided it; or a known-good partner that failed its own
+  retest with a host that passed another one (never silently PASSED).
+- ``bad_link`` / ``suspect`` (link): a pair failed while both ends pass elsewhere (bad_link once both ends passed
+  their retests with known-good partners).
+- ``switch_fault``: a fault above the hosts. With the hosts grouped by switch (switches.py: topology, LLDP,
+  inventory, else inferred here from the results) failing pairs that cross switches while every pair inside a
+  switch passes are the switch's: ``leaf`` (every failing pair has an end behind one leaf: its uplinks),
+  ``between`` (two groups: the uplinks of either, or the spines between them), ``spine`` (failing pairs on many
+  leaves: a spine or its cables), ``spine_layer`` (every pair across leaves failed). ``path``: one host fails
+  with several partners (pass 1, or its retest with a known-good one) and reaches line rate with others: the
+  fault is above it; or a node suspect that passes its retest behind its own switch only. ``fabric``: without
+  any grouping, failing pairs spread over hosts that all reach line rate elsewhere (three or more, or any next to
+  a path fault): a fault above the hosts that only the switch grouping can place.
+
+A host that reaches line rate with part of the fabric on a rail is never ``bad_node`` on that rail. Only failures
+that the link or its two ends can cause take part (NOT_THE_LINK): a missing rail, an invalid or ungated figure, a
+regression (reported on its own), a host that failed before measuring (``exclude_hosts``) name no partner.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,70 +35,105 @@ __metaclass__ = type
 import heapq
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import value_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 # failure kinds that say nothing about the link between the two ends
-NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", "unreachable"))
+NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", "unreachable", "ungated", "refused"))
+NODE_VERDICTS = ("bad_node", "intermittent", "suspect")  # most serious first
+# failures of the figures a path sets (too slow, too late): only these can be a fault above the hosts; the others
+# (could not connect, timed out, the server failed) are a host's processes, judged by the partners alone
+PATH_KINDS = frozenset(("below_threshold", "slow_vs_peers", "above_threshold"))
+SCOPES = ("leaf", "between", "spine", "spine_layer", "path", "fabric")
+PAIRS_LISTED = 20  # failing pairs a switch fault lists by name
+# without any grouping, this many failing pairs whose ends all reach line rate elsewhere (or any such pair next to a
+# path fault on the same rail) are a fault above the hosts, not as many bad links
+FABRIC_MIN_PAIRS = 3
 
 
-def _host_outcomes(results):
-    """First-pass results -> (failed partners per host, hosts with a passed pair, failing role counts
-    per host)."""
-    passing = set()
-    failed_results = []
-    for item in results:
-        if item.get("pass") not in (None, 1, "1", ""):
-            continue
-        if not item.get("server") or not item.get("client"):
-            continue
-        if item.get("passed"):
-            passing.add(item["server"])
-            passing.add(item["client"])
+def implicates_link(res, exclude_hosts=()):
+    """Whether a normalised result takes part in localization (passed results always do)."""
+    if res.get("passed"):
+        return True
+    if res.get("failure_kind") in NOT_THE_LINK:
+        return False
+    return res["server"] not in exclude_hosts and res["client"] not in exclude_hosts
+
+
+def plane_key(res):
+    return (res.get("kind") or "bandwidth", res.get("rail"))
+
+
+def _pair(a, b):
+    return (a, b) if a <= b else (b, a)
+
+
+class Plane:
+    """The pass-1 outcome of one (kind, rail), and its retests."""
+
+    def __init__(self, key):
+        self.key = key
+        self.ok = {}  # host -> partners it passed with
+        self.bad = {}  # host -> partners it failed with
+        self.failed = {}  # (a, b) sorted -> failed pass-1 results
+        self.retests = []
+        self.devices = {}
+        self.roles = {}  # host -> {"server": n, "client": n} of its failed results
+        self.process = {}  # host -> partners it failed with for a reason other than the figures (PATH_KINDS)
+        self.process_pairs = set()
+
+    def hosts(self):
+        return set(self.ok) | set(self.bad)
+
+    def add(self, res):
+        server, client = res["server"], res["client"]
+        self.devices.setdefault(server, res.get("server_device"))
+        self.devices.setdefault(client, res.get("client_device"))
+        if (res.get("pass") or 1) != 1:
+            self.retests.append(res)
+        elif res.get("passed"):
+            self.ok.setdefault(server, set()).add(client)
+            self.ok.setdefault(client, set()).add(server)
         else:
-            failed_results.append(item)
-    return _outcomes(failed_results, passing)
+            self.bad.setdefault(server, set()).add(client)
+            self.bad.setdefault(client, set()).add(server)
+            if res.get("failure_kind") not in PATH_KINDS:
+                self.process.setdefault(server, set()).add(client)
+                self.process.setdefault(client, set()).add(server)
+                self.process_pairs.add(_pair(server, client))
+            self.failed.setdefault(_pair(server, client), []).append(res)
+            self.roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
+            self.roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
 
 
-def _outcomes(failed_results, passing):
-    failed = dict((h, set()) for h in passing)
-    roles = {}
-    for item in failed_results:
-        server, client = item["server"], item["client"]
-        failed.setdefault(server, set()).add(client)
-        failed.setdefault(client, set()).add(server)
-        roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
-        roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
-    return failed, passing, roles
+def build_planes(results, exclude_hosts=()):
+    """{(kind, rail): Plane} over the results that implicate a link."""
+    planes = {}
+    for res in results:
+        if not res.get("server") or not res.get("client") or not implicates_link(res, exclude_hosts):
+            continue
+        key = plane_key(res)
+        plane = planes.get(key)
+        if plane is None:
+            plane = planes[key] = Plane(key)
+        plane.add(res)
+    return planes
 
 
-def first_pass_suspects(results):
-    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners): see first_pass."""
-    nodes, links, good, failed, _roles = first_pass(results)
-    return nodes, links, good, failed
+# ---------------------------------------------------------------------------------------------
+# Pass 1
 
 
-def first_pass(results):
-    """The first-pass localization rule, shared with the report.
-
-    Returns (suspect_nodes, suspect_link_pairs, known_good, failed_partners, failing_roles).
-
-    A node that failed with two or more different partners is a suspect node. Partners that are
-    themselves suspect nodes do not count (they explain the failure): the node failing with the
-    most partners is named first, its pairs are set aside, and so on while some node still fails
-    with >= 2 unexplained partners. Without this, both ends of a bad link in an all_pairs run
-    would also be "suspect nodes" because each failed with the link's other end and with the
-    bad node. A failed host pair neither of whose ends is a suspect node failed alone: a suspect
-    link. Known-good nodes are the ones all of whose pairs passed, not counting pairs with a
-    suspect node (in an all_pairs run every node meets the bad node, so "all pairs passed"
-    alone would leave no partner to retest with) and that passed at least one pair.
-    """
-    return _first_pass_of(*_host_outcomes(results))
-
-
-def _first_pass_of(failed, passing, roles):
-    remaining = dict((h, len(p)) for h, p in failed.items())
-    # ties (same number of partners) go to the host with more failed results (e.g. several rails)
-    weight = dict((h, -(r["server"] + r["client"])) for h, r in roles.items())
-    heap = [(-count, weight.get(host, 0), host) for host, count in remaining.items() if count >= 2]
+def node_suspects(plane):
+    """Hosts with no passing pair on the plane that failed with two or more partners, not counting partners already
+    named (the host failing with the most partners first, so both ends of a bad link are not both named)."""
+    remaining = dict((h, len(p)) for h, p in plane.bad.items())
+    weight = dict((h, -(r["server"] + r["client"])) for h, r in plane.roles.items())
+    # a host that passed a pair reached line rate: it is a node suspect only for failures of its own processes
+    heap = [
+        (-n, weight.get(h, 0), h)
+        for h, n in remaining.items()
+        if n >= 2 and (not plane.ok.get(h) or len(plane.process.get(h, ())) >= 2)
+    ]
     heapq.heapify(heap)
     nodes = set()
     while heap:
@@ -91,30 +145,241 @@ def _first_pass_of(failed, passing, roles):
                 heapq.heappush(heap, (-remaining[host], weight.get(host, 0), host))
             continue
         nodes.add(host)
-        for other in failed[host]:
+        for other in plane.bad[host]:
             if other not in nodes:
                 remaining[other] -= 1
-    links = set()
-    for host, partners in failed.items():
-        if host in nodes:
+    return nodes
+
+
+def _components(plane, hosts):
+    """Connected components of the passing pairs among ``hosts``."""
+    seen = {}
+    for start in sorted(hosts):
+        if start in seen:
             continue
+        stack = [start]
+        seen[start] = start
+        while stack:
+            host = stack.pop()
+            for other in plane.ok.get(host, ()):
+                if other in hosts and other not in seen:
+                    seen[other] = start
+                    stack.append(other)
+    return seen
+
+
+def infer_groups(plane, nodes):
+    """{host: group} when the results themselves group the hosts: the hosts that pass with each other, every
+    failing pair across groups, more than one group and one of them holding two hosts or more; else None."""
+    hosts = plane.hosts() - nodes
+    component = _components(plane, hosts)
+    names = set(component.values())
+    if len(names) < 2:
+        return None
+    sizes = {}
+    for name in component.values():
+        sizes[name] = sizes.get(name, 0) + 1
+    if max(sizes.values()) < 2:
+        return None
+    for a, b in plane.failed:
+        if a in component and b in component and component[a] == component[b]:
+            return None
+    return dict((h, "hosts of %s" % name) for h, name in component.items())
+
+
+def plane_groups(plane, groups, nodes):
+    """(leaf_of {host: switch}, source) for the plane's hosts: the given groups when they place every host, else
+    the groups the results imply (source "inferred"), else ({}, None)."""
+    given, source = groups if isinstance(groups, tuple) else (groups, "inventory")
+    if given:
+        rail = plane.key[1]
+        leaf_of = dict((h, switch_of(given, h, rail, plane.devices.get(h))) for h in plane.hosts())
+        if all(leaf_of.values()):
+            return leaf_of, source
+    inferred = infer_groups(plane, nodes)
+    return (inferred, "inferred") if inferred else ({}, None)
+
+
+def _worst(results):
+    worst = None
+    for res in results:
+        if _worse(res, worst):
+            worst = res
+    return worst
+
+
+def _covering(cross, leaf_of):
+    """Groups that are an end of every failing cross pair."""
+    common = None
+    for a, b in cross:
+        ends = {leaf_of[a], leaf_of[b]}
+        common = ends if common is None else common & ends
+    return sorted(common or ())
+
+
+def _tested_across(plane, leaf_of):
+    """(pairs tested across groups, passing pairs inside a group) in pass 1."""
+    across = sum(1 for a, b in plane.failed if leaf_of[a] != leaf_of[b])
+    inside = 0
+    for host, partners in plane.ok.items():
         for other in partners:
-            if other not in nodes:
-                links.add(tuple(sorted((host, other))))
-    in_links = set(h for link in links for h in link)
-    known_good = sorted(
-        h for h in failed if h not in nodes and h not in in_links and h in passing and not (failed[h] - nodes)
-    )
-    return sorted(nodes), sorted(links), known_good, failed, roles
+            if host < other:
+                if leaf_of[host] != leaf_of[other]:
+                    across += 1
+                else:
+                    inside += 1
+    return across, inside
 
 
-def implicates_link(res, exclude_hosts=()):
-    """Whether a normalised result takes part in localization (passed results always do)."""
-    if res["passed"]:
-        return True
-    if res.get("failure_kind") in NOT_THE_LINK:
+def _members(leaf_of, group):
+    return sorted(h for h, g in leaf_of.items() if g == group)
+
+
+def _pick_inferred(covering, leaf_of):
+    """Of two inferred groups that both cover every failing pair, the smaller is the one above which the fault
+    is (the larger passes across its own unknown switches); equal sizes stay ambiguous."""
+    if len(covering) != 2:
+        return covering
+    a, b = (len(_members(leaf_of, g)) for g in covering)
+    return covering if a == b else [covering[0] if a < b else covering[1]]
+
+
+def switch_fault(plane, cross, leaf_of, source):
+    """One switch_fault entry for the failing cross-group pairs ``cross`` (two or more)."""
+    covering = _covering(cross, leaf_of)
+    if source == "inferred":
+        covering = _pick_inferred(covering, leaf_of)
+    tested, inside = _tested_across(plane, leaf_of)
+    if len(covering) == 1:
+        scope = "leaf"
+    elif len(covering) == 2:
+        scope = "between"
+    else:
+        scope = "spine_layer" if len(cross) == tested else "spine"
+    involved = set(h for pair in cross for h in pair)
+    behind = set(h for g in covering for h in _members(leaf_of, g)) if covering else involved
+    worst = _worst([r for pair in cross for r in plane.failed[pair]])
+    entry = {
+        "verdict": "switch_fault",
+        "scope": scope,
+        "source": source,
+        "kind": plane.key[0],
+        "rail": plane.key[1],
+        "test": worst.get("test"),
+        "switches": [] if source == "inferred" else covering,
+        "groups": dict((g, _members(leaf_of, g)) for g in covering),
+        "hosts": sorted(involved & behind),
+        "failing": len(cross),
+        "tested": tested,
+        "inside_passing": inside,
+        "pairs": sorted(plane.failed[pair][0]["link"] for pair in cross)[:PAIRS_LISTED],
+    }
+    entry.update(_brief(worst))
+    entry["_pairs"] = set(cross)
+    return entry
+
+
+def classify(plane, rest, leaf_of, source):
+    """(switch faults, link pairs) of the failing pairs ``rest`` (no end a node suspect) with the hosts grouped."""
+    cross = [p for p in rest if leaf_of[p[0]] != leaf_of[p[1]]]
+    links = set(p for p in rest if leaf_of[p[0]] == leaf_of[p[1]])
+    if len(cross) < 2:
+        return [], links | set(cross)  # one pair alone says nothing about a switch
+    return [switch_fault(plane, cross, leaf_of, source)], links
+
+
+def known_good(plane, nodes, links, faults):
+    """Hosts that passed a pair on the plane and failed only with node suspects, outside every suspect link and
+    switch fault: the retest's partners."""
+    busy = set(h for pair in links for h in pair)
+    for fault in faults:
+        busy.update(h for pair in fault["_pairs"] for h in pair)
+    return set(h for h in plane.ok if h not in nodes and h not in busy and not (plane.bad.get(h, set()) - nodes))
+
+
+def analyse_first_pass(plane, groups=None):
+    """{nodes, links, faults, good, leaf_of, source} of one plane's pass 1."""
+    nodes = node_suspects(plane)
+    rest = [pair for pair in plane.failed if pair[0] not in nodes and pair[1] not in nodes]
+    path = [pair for pair in rest if pair not in plane.process_pairs]
+    leaf_of, source = plane_groups(plane, groups, nodes)
+    if leaf_of:
+        faults, links = classify(plane, path, leaf_of, source)
+    else:
+        faults, links = [], set(path)
+    links |= set(rest) - set(path)
+    good = known_good(plane, nodes, links, faults)
+    return {"nodes": nodes, "links": links, "faults": faults, "good": good, "leaf_of": leaf_of, "source": source}
+
+
+def subjects_of(first):
+    """The hosts a retest should measure again: node suspects and both ends of every suspect link."""
+    return set(first["nodes"]) | set(h for pair in first["links"] for h in pair)
+
+
+# ---------------------------------------------------------------------------------------------
+# Retests
+
+
+def _retest_runs(plane, subjects, good):
+    """{subject: [retest results with a known-good partner]} on the plane."""
+    runs = dict((s, []) for s in subjects)
+    for res in plane.retests:
+        for host, other in ((res["server"], res["client"]), (res["client"], res["server"])):
+            if host in runs and other in good:
+                runs[host].append(res)
+    return runs
+
+
+def _partner(res, host):
+    return res["client"] if res["server"] == host else res["server"]
+
+
+def _path_above_node(host, plane, passes, leaf_of):
+    """Whether a node suspect that passes its retests only behind its own switch, after failing in pass 1 only
+    with hosts of other switches, is a fault above it (its leaf's uplinks), not the node."""
+    if not leaf_of or not passes:
         return False
-    return res["server"] not in exclude_hosts and res["client"] not in exclude_hosts
+    own = leaf_of.get(host)
+    return all(leaf_of.get(_partner(r, host)) == own for r in passes) and all(
+        leaf_of.get(other) != own for other in plane.bad.get(host, ())
+    )
+
+
+def _decide(host, runs, first, plane):
+    """'bad_node' | 'intermittent' | 'cleared' | 'path' | None (no retest) for one subject."""
+    if not runs:
+        return None
+    passes = [r for r in runs if r["passed"]]
+    if host in first["nodes"]:
+        if not passes:
+            return "bad_node"
+        return "path" if _path_above_node(host, plane, passes, first["leaf_of"]) else "intermittent"
+    # it reached line rate with part of the fabric in pass 1 and fails with a known-good partner now: the common
+    # element of its failures is the path above it (never a node verdict for a host that reached line rate)
+    return "cleared" if len(passes) == len(runs) else "path"
+
+
+def analyse_retests(plane, first):
+    """{decision: {host: verdict}, runs, partner_suspects {partner: subject}} of one plane's retests."""
+    runs = _retest_runs(plane, subjects_of(first), first["good"])
+    decision = {}
+    partner_suspects = {}
+    for host in sorted(runs):
+        verdict = _decide(host, runs[host], first, plane)
+        if verdict is None:
+            continue
+        decision[host] = verdict
+        if verdict == "intermittent" and any(r["passed"] for r in runs[host]):
+            # mixed: the known-good partners it failed with are not silently PASSED
+            for res in runs[host]:
+                if not res["passed"]:
+                    partner_suspects.setdefault(_partner(res, host), host)
+    return {"decision": decision, "runs": runs, "partner_suspects": partner_suspects}
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries
 
 
 def _worse(res, current):
@@ -133,9 +398,9 @@ def _brief(res):
     """The figures of a result that a suspect entry carries."""
     out = {
         "kind": res.get("kind", "bandwidth"),
-        "bw_avg_gbps": res["bw_avg_gbps"],
-        "threshold_gbps": res["threshold_gbps"],
-        "failure": res["failure"],
+        "bw_avg_gbps": res.get("bw_avg_gbps"),
+        "threshold_gbps": res.get("threshold_gbps"),
+        "failure": res.get("failure"),
         "failure_kind": res.get("failure_kind"),
     }
     if out["kind"] == "latency":
@@ -144,112 +409,250 @@ def _brief(res):
     return out
 
 
-def localize(results, exclude_hosts=()):
-    """Name the culprits from normalized results.
+def _retest_entry(res, host):
+    entry = {"partner": _partner(res, host), "server": res["server"], "client": res["client"], "passed": res["passed"]}
+    entry.update(_brief(res))
+    entry["rail"] = res.get("rail")
+    return entry
 
-    First pass (pass 1): a node that failed with >= 2 different partners is a suspect node (partners
-    already named suspect nodes do not count, see first_pass_suspects); a pair that failed
-    alone is a suspect link; nodes all of whose pairs passed are known-good.
-    Second pass (pass 2, each suspect and each end of a suspect link against known-good partners):
-    a host that fails again with a known-good partner is a bad node; one that passes all its retests
-    is cleared. Links are then re-derived: a failed first-pass pair neither of whose ends is a bad or
-    (unretested) suspect node is a suspect link, a bad link once both its ends were cleared.
 
-    Failed results that do not implicate the link (implicates_link: NOT_THE_LINK kinds, a host in
-    ``exclude_hosts``, e.g. the hosts that failed preflight) are left out.
-
-    Returns {suspect_nodes, suspect_links, known_good, cleared}.
-    """
-    exclude_hosts = frozenset(exclude_hosts or ())
-    passing = set()  # hosts with a passed first-pass pair
-    first = []  # failed first-pass results that implicate the link
-    second = []
-    for res in results:
-        if res["pass"] == 1:
-            if res["passed"]:
-                passing.add(res["server"])
-                passing.add(res["client"])
-            elif implicates_link(res, exclude_hosts):
-                first.append(res)
-        elif implicates_link(res, exclude_hosts):
-            second.append(res)
-    nodes1, links1, good, failed, _roles = _first_pass_of(*_outcomes(first, passing))
-    good_set = set(good)
-    subjects = set(nodes1)
-    for a, b in links1:
-        subjects.add(a)
-        subjects.add(b)
-
-    retests = dict((s, []) for s in subjects)
-    for res in second:
-        for host, other in ((res["server"], res["client"]), (res["client"], res["server"])):
-            if host in retests and other in good_set:
-                retests[host].append(res)
-    bad = set()
-    cleared = set()
-    for host, runs in retests.items():
-        if any(not r["passed"] for r in runs):
-            bad.add(host)
-        elif runs:
-            cleared.add(host)
-    named = bad | (set(nodes1) - cleared)
-
-    failing_devices = {}
-    for res in first:
-        if not res["passed"]:
-            failing_devices.setdefault(res["server"], set()).add(res["server_device"])
-            failing_devices.setdefault(res["client"], set()).add(res["client_device"])
-
-    suspect_nodes = []
-    for host in sorted(named):
-        runs = retests.get(host, [])
-        retest = []
-        for r in runs:
-            entry = {
-                "partner": r["client"] if r["server"] == host else r["server"],
-                "server": r["server"],
-                "client": r["client"],
-                "passed": r["passed"],
-            }
-            entry.update(_brief(r))
-            retest.append(entry)
-        suspect_nodes.append(
-            {
-                "host": host,
-                "verdict": "bad_node" if host in bad else "suspect",
-                "failed_with": sorted(failed.get(host, ())),
-                "devices": sorted(d for d in failing_devices.get(host, ()) if d),
-                "first_pass_suspect": host in nodes1,
-                "retest": retest,
-            }
-        )
-
-    worst = {}
-    for res in first:
-        if res["passed"] or res["server"] in named or res["client"] in named:
-            continue
-        key = res["link"]
-        if _worse(res, worst.get(key)):
-            worst[key] = res
-    suspect_links = []
-    for key in sorted(worst):
-        res = worst[key]
-        both_cleared = res["server"] in cleared and res["client"] in cleared
-        entry = {
-            "link": key,
-            "server": res["server"],
-            "server_device": res["server_device"],
-            "client": res["client"],
-            "client_device": res["client_device"],
-            "test": res["test"],
-            "rail": res.get("rail"),
-            "verdict": "bad_link" if both_cleared else "suspect",
-        }
-        entry.update(_brief(res))
-        suspect_links.append(entry)
-    return {
-        "suspect_nodes": suspect_nodes,
-        "suspect_links": suspect_links,
-        "known_good": good,
-        "cleared": sorted(cleared - bad),
+def _node_entry(host, verdict, plane, first, runs, subject=None):
+    entry = {
+        "host": host,
+        "verdict": verdict,
+        "failed_with": sorted(plane.bad.get(host, ())) if subject is None else [subject],
+        "devices": [plane.devices[host]] if plane.devices.get(host) else [],
+        "rails": [plane.key[1]] if plane.key[1] is not None else [],
+        "first_pass_suspect": host in first["nodes"],
+        "retest": [_retest_entry(r, host) for r in runs],
     }
+    if subject is not None:
+        entry["reason"] = "known-good partner that failed its retest with %s" % subject
+    return entry
+
+
+def _link_entry(results, cleared):
+    res = _worst(results)
+    entry = {
+        "link": res["link"],
+        "server": res["server"],
+        "server_device": res.get("server_device"),
+        "client": res["client"],
+        "client_device": res.get("client_device"),
+        "test": res.get("test"),
+        "rail": res.get("rail"),
+        "verdict": "bad_link" if res["server"] in cleared and res["client"] in cleared else "suspect",
+    }
+    entry.update(_brief(res))
+    return entry
+
+
+def _path_faults(plane, links, named):
+    """Without any grouping: a host (not named) common to two or more remaining failing pairs is a fault above it.
+    Returns (faults, links left)."""
+    left = set(links)
+    faults = []
+    while True:
+        counts = {}
+        for pair in left:
+            for host in pair:
+                if host not in named:
+                    counts[host] = counts.get(host, 0) + 1
+        best = sorted(((-n, h) for h, n in counts.items() if n >= 2))
+        if not best:
+            return faults, left
+        host = best[0][1]
+        pairs = set(p for p in left if host in p)
+        left -= pairs
+        faults.append(_path_fault(plane, host, pairs))
+
+
+def _path_fault(plane, host, pairs, switch=None, source=None):
+    worst = _worst([r for pair in pairs for r in plane.failed.get(pair, ())]) or {}
+    entry = {
+        "verdict": "switch_fault",
+        "scope": "path",
+        "source": source,
+        "kind": plane.key[0],
+        "rail": plane.key[1],
+        "test": worst.get("test"),
+        "switches": [switch] if switch else [],
+        "groups": {},
+        "hosts": [host],
+        "passed_with": sorted(plane.ok.get(host, ())),
+        "failing": len(pairs),
+        "tested": len(pairs) + len(plane.ok.get(host, ())),
+        "inside_passing": 0,
+        "pairs": sorted(plane.failed[p][0]["link"] for p in pairs if p in plane.failed)[:PAIRS_LISTED],
+    }
+    entry.update(_brief(worst))
+    entry["_pairs"] = set(pairs)
+    return entry
+
+
+def _fabric_fault(plane, links, retest):
+    """Failing pairs no host explains and no grouping places: a fault above the hosts, somewhere in the fabric."""
+    results = [r for pair in links for r in _pair_results(plane, pair, retest)]
+    worst = _worst(results)
+    hosts = sorted(set(h for pair in links for h in pair))
+    entry = {
+        "verdict": "switch_fault",
+        "scope": "fabric",
+        "source": None,
+        "kind": plane.key[0],
+        "rail": plane.key[1],
+        "test": worst.get("test"),
+        "switches": [],
+        "groups": {},
+        "hosts": hosts,
+        "failing": len(links),
+        "tested": len(links) + sum(len(plane.ok.get(h, ())) for h in hosts) // 2,
+        "inside_passing": 0,
+        "pairs": sorted(_worst(_pair_results(plane, p, retest))["link"] for p in links)[:PAIRS_LISTED],
+    }
+    entry.update(_brief(worst))
+    entry["_pairs"] = set(links)
+    return entry
+
+
+def judge_plane(plane, groups=None):
+    """Every verdict of one plane: {nodes: [entries], links: [entries], faults: [entries], good, cleared}."""
+    first = analyse_first_pass(plane, groups)
+    retest = analyse_retests(plane, first)
+    decision = retest["decision"]
+    nodes, named = _plane_nodes(plane, first, retest)
+    faults = list(first["faults"])
+    for host, verdict in sorted(decision.items()):
+        if verdict == "path":
+            pairs = set(p for p in plane.failed if host in p)
+            pairs.update(_pair(r["server"], r["client"]) for r in retest["runs"][host] if not r["passed"])
+            faults.append(_path_fault(plane, host, pairs, first["leaf_of"].get(host), first["source"]))
+            named.add(host)
+    links = _remaining_links(plane, first, retest, named)
+    if not first["leaf_of"]:
+        process = set(p for p in links if p in plane.process_pairs)  # a host's processes, never the fabric's
+        path, links = _path_faults(plane, links - process, named)
+        faults += path
+        if links and (faults or len(links) >= FABRIC_MIN_PAIRS):
+            faults.append(_fabric_fault(plane, links, retest))
+            links = set()
+        links |= process
+    cleared = set(h for h, v in decision.items() if v == "cleared")
+    link_entries = [_link_entry(_pair_results(plane, pair, retest), cleared) for pair in sorted(links)]
+    return {"nodes": nodes, "links": link_entries, "faults": faults, "good": first["good"], "cleared": cleared}
+
+
+def _plane_nodes(plane, first, retest):
+    """(node entries, hosts they name) of one plane."""
+    decision, runs = retest["decision"], retest["runs"]
+    entries = []
+    for host in sorted(first["nodes"] | set(h for h, v in decision.items() if v in ("bad_node", "intermittent"))):
+        verdict = decision.get(host)
+        if verdict in ("path", "cleared"):
+            continue
+        entries.append(_node_entry(host, verdict or "suspect", plane, first, runs.get(host, [])))
+    named = set(e["host"] for e in entries)
+    for partner, subject in sorted(retest["partner_suspects"].items()):
+        if partner not in named:
+            failed = [r for r in runs.get(subject, []) if not r["passed"] and partner in (r["server"], r["client"])]
+            entries.append(_node_entry(partner, "suspect", plane, first, failed, subject))
+            named.add(partner)
+    return entries, named
+
+
+def _remaining_links(plane, first, retest, named):
+    """Failing pairs of pass 1 (suspect links) and failed retests that no named host explains."""
+    links = set(p for p in first["links"] if p[0] not in named and p[1] not in named)
+    for res in plane.retests:
+        if not res["passed"] and res["server"] not in named and res["client"] not in named:
+            links.add(_pair(res["server"], res["client"]))
+    return links
+
+
+def _pair_results(plane, pair, retest):
+    found = list(plane.failed.get(pair, ()))
+    if not found:
+        found = [r for r in plane.retests if _pair(r["server"], r["client"]) == pair and not r["passed"]]
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Merging the planes
+
+
+def _merge_node(into, entry):
+    rank = NODE_VERDICTS.index
+    if rank(entry["verdict"]) < rank(into["verdict"]):
+        into["verdict"] = entry["verdict"]
+        if "reason" in entry:
+            into["reason"] = entry["reason"]
+    for key in ("failed_with", "devices", "rails"):
+        into[key] = sorted(set(into[key]) | set(entry[key]), key=str)
+    into["first_pass_suspect"] = into["first_pass_suspect"] or entry["first_pass_suspect"]
+    into["retest"] = into["retest"] + entry["retest"]
+
+
+def _public(fault):
+    return dict((k, v) for k, v in fault.items() if not k.startswith("_"))
+
+
+def localize(results, exclude_hosts=(), groups=None):
+    """Name the culprits from normalised results, plane by plane (see the module docstring).
+
+    ``groups``: switches.py groups ({host: {rail|device|"*": switch}}), or a (groups, source) tuple; None infers
+    them from the results where it can. Returns {suspect_nodes, suspect_links, switch_faults, known_good,
+    cleared}.
+    """
+    planes = build_planes(results, frozenset(exclude_hosts or ()))
+    nodes, links, faults = {}, [], []
+    good, bad_somewhere, cleared = set(), set(), set()
+    for key in sorted(planes, key=str):
+        verdict = judge_plane(planes[key], groups)
+        for entry in verdict["nodes"]:
+            if entry["host"] in nodes:
+                _merge_node(nodes[entry["host"]], entry)
+            else:
+                nodes[entry["host"]] = entry
+        links += verdict["links"]
+        faults += verdict["faults"]
+        good |= verdict["good"]
+        cleared |= verdict["cleared"]
+        bad_somewhere |= planes[key].hosts() - verdict["good"]
+    return {
+        "suspect_nodes": [nodes[h] for h in sorted(nodes)],
+        "suspect_links": sorted(links, key=lambda x: (x["link"], str(x.get("rail")))),
+        "switch_faults": [_public(f) for f in faults],
+        "known_good": sorted(good - bad_somewhere),
+        "cleared": sorted(cleared - set(nodes)),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The first-pass rule as one call (the retest planner and older callers)
+
+
+def first_pass(results, groups=None):
+    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners, failing_roles) over every plane of pass 1:
+    the hosts and pairs a retest should measure again, and the hosts that may partner them."""
+    planes = build_planes([r for r in results if (r.get("pass") or 1) == 1])
+    nodes, links, good, bad_somewhere, failed, roles = set(), set(), set(), set(), {}, {}
+    for plane in planes.values():
+        first = analyse_first_pass(plane, groups)
+        nodes |= first["nodes"]
+        links |= first["links"]
+        good |= first["good"]
+        bad_somewhere |= plane.hosts() - first["good"]
+        for host, partners in plane.bad.items():
+            failed.setdefault(host, set()).update(partners)
+        for host, count in plane.roles.items():
+            into = roles.setdefault(host, {"server": 0, "client": 0})
+            into["server"] += count["server"]
+            into["client"] += count["client"]
+    links = set(p for p in links if p[0] not in nodes and p[1] not in nodes)
+    return sorted(nodes), sorted(links), sorted(good - bad_somewhere), failed, roles
+
+
+def first_pass_suspects(results):
+    """(suspect_nodes, suspect_link_pairs, known_good, failed_partners): see first_pass."""
+    nodes, links, good, failed, _roles = first_pass(results)
+    return nodes, links, good, failed

@@ -18,10 +18,16 @@ import random
 # The first-pass localization rule is the report's (one rule for who is suspect and who is known-good).
 # first_pass_suspects is part of this module's API (the tests and callers import it from here).
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import (  # noqa: F401 pylint: disable=unused-import
+    analyse_first_pass,
+    build_planes,
     first_pass,
     first_pass_suspects,
     implicates_link,
+    subjects_of,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import normalize_results
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 STRATEGIES = ("all_pairs", "ring", "random", "halves", "cross_group", "explicit")
 
@@ -107,9 +113,9 @@ def _default_seed(hosts):
     return int(digest[:16], 16)
 
 
-def _random(hosts, rounds, seed):
+def _random_rounds(rounds):
     if rounds is None:
-        rounds = 1
+        return 1
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         try:
             rounds = int(rounds)
@@ -117,27 +123,35 @@ def _random(hosts, rounds, seed):
             raise ValueError("rounds must be a whole number >= 1 for strategy random, got %r" % (rounds,))
     if rounds < 1:
         raise ValueError("rounds must be >= 1 for strategy random, got %d" % rounds)
+    return rounds
+
+
+def _shuffled_round(rng, order, used):
+    """The matching with the fewest pairs already measured among a few reshuffles (cheap; rare for large N)."""
+    n = len(order)
+    best, best_repeats = None, None
+    for _attempt in range(8):
+        rng.shuffle(order)
+        pairs = [[order[i], order[i + 1]] for i in range(0, n - 1, 2)]
+        repeats = sum(1 for a, b in pairs if (a, b) in used or (b, a) in used)
+        if best is None or repeats < best_repeats:
+            best, best_repeats = pairs, repeats
+        if repeats == 0:
+            break
+    return best
+
+
+def _random(hosts, rounds, seed):
+    rounds = _random_rounds(rounds)
     if seed is not None and not isinstance(seed, (int, float, str)):
         raise ValueError("seed must be a number or a string, got %r" % (seed,))
     rng = random.Random(_default_seed(hosts) if seed is None else seed)
     order = list(hosts)
-    n = len(order)
     used = set()
     out = []
     for _round in range(rounds):
-        best = None
-        best_repeats = None
-        # a few reshuffles to avoid repeating a pair already measured (cheap; rare for large N)
-        for _attempt in range(8):
-            rng.shuffle(order)
-            pairs = [[order[i], order[i + 1]] for i in range(0, n - 1, 2)]
-            repeats = sum(1 for a, b in pairs if (a, b) in used or (b, a) in used)
-            if best is None or repeats < best_repeats:
-                best, best_repeats = pairs, repeats
-            if repeats == 0:
-                break
-        for a, b in best:
-            used.add((a, b))
+        best = _shuffled_round(rng, order, used)
+        used.update((a, b) for a, b in best)
         out.append(best)
     return out
 
@@ -152,13 +166,13 @@ def _halves(hosts):
     return out
 
 
-def _cross_group(hosts, groups):
+def _group_members(hosts, groups):
+    """({group: [hosts]}, groups in first-seen order); ValueError names a host without a usable group."""
     if not isinstance(groups, dict):
         raise ValueError(
             "strategy cross_group needs groups, a dict of host -> group (e.g. leaf switch), got %r" % (groups,)
         )
-    members = {}
-    order = []
+    members, order = {}, []
     for host in hosts:
         if host not in groups:
             raise ValueError("host %s is missing from groups: give every host its group (e.g. its leaf switch)" % host)
@@ -175,29 +189,33 @@ def _cross_group(hosts, groups):
             "strategy cross_group needs hosts in at least two groups, all %d hosts are in group %s: "
             "use all_pairs or fix the groups" % (len(hosts), order[0])
         )
-    # Round-robin tournament of the groups: each group-round pairs groups disjointly, every
-    # pair of groups meets exactly once; inside a meeting the smaller group's members are
-    # matched one-to-one into the larger group, the offset rotating so idle members vary.
-    # With unequal groups one sub-round per len(small) members of the larger group, so every
-    # member of the larger group meets someone (no host is left untested silently).
-    group_rounds = _all_pairs(order)
+    return members, order
+
+
+def _meeting(subrounds, a, b, index):
+    """Add one meeting of groups a and b: the smaller group's members matched one-to-one into the larger one, one
+    sub-round per len(small) members of the larger (every member meets someone), the offset rotating."""
+    small, large = (b, a) if len(a) > len(b) else (a, b)
+    needed = -(-len(large) // len(small))
+    for sub in range(needed):
+        if len(subrounds) <= sub:
+            subrounds.append([])
+        offset = (index * len(small) + sub * len(small)) % len(large)
+        for i, host in enumerate(small):
+            other = large[(i + offset) % len(large)]
+            # alternate who serves so both sides act as server and client
+            subrounds[sub].append([host, other] if (i + index + sub) % 2 == 0 else [other, host])
+
+
+def _cross_group(hosts, groups):
+    # Round-robin tournament of the groups: each group-round pairs groups disjointly, every pair of groups meets
+    # exactly once (no host is left untested silently).
+    members, order = _group_members(hosts, groups)
     out = []
-    for index, grounds in enumerate(group_rounds):
+    for index, grounds in enumerate(_all_pairs(order)):
         subrounds = []
         for ga, gb in grounds:
-            a, b = members[ga], members[gb]
-            swap = len(a) > len(b)
-            small, large = (b, a) if swap else (a, b)
-            needed = -(-len(large) // len(small))
-            for sub in range(needed):
-                if len(subrounds) <= sub:
-                    subrounds.append([])
-                offset = (index * len(small) + sub * len(small)) % len(large)
-                for i, host in enumerate(small):
-                    other = large[(i + offset) % len(large)]
-                    # alternate who serves so both sides act as server and client
-                    pair = [host, other] if (i + index + sub) % 2 == 0 else [other, host]
-                    subrounds[sub].append(pair)
+            _meeting(subrounds, members[ga], members[gb], index)
         out.extend(subrounds)
     return out
 
@@ -284,89 +302,158 @@ def pair_rounds(hosts, strategy="all_pairs", rounds=None, seed=None, groups=None
 # Second pass
 
 
-def retest_rounds(results, hosts=None, partners=1, exclude=None):
-    """Second-pass plan: pair every suspect node and both ends of every suspect link with
-    known-good partners (nodes all of whose first-pass pairs passed, pairs with a suspect node
-    aside), in disjoint rounds.
-
-    ``hosts`` limits who can take part (e.g. the hosts still reachable); None means every host
-    seen in the results. ``partners`` is how many different known-good partners each subject
-    gets; ``exclude`` lists hosts that must not serve as known-good partners (counter violations,
-    failed preflight). Each subject first plays the role (server or client) it failed in most. Returns []
-    when there is nothing to retest or no known-good partner exists.
-    """
+def _check_results(results):
     if results is None:
-        results = []
+        return []
     if isinstance(results, (str, bytes, dict)):
         raise ValueError("results must be a list of pair result dicts, got %s" % type(results).__name__)
     for index, item in enumerate(results):
         if not isinstance(item, dict):
             raise ValueError("results[%d] must be a dict with server, client and passed, got %r" % (index, item))
+    return results
+
+
+def _check_partners(partners):
     try:
         partners = int(partners)
     except (TypeError, ValueError):
         raise ValueError("partners must be a whole number >= 1, got %r" % (partners,))
     if partners < 1:
         raise ValueError("partners must be >= 1, got %d" % partners)
-    # failures that say nothing about the link (a missing rail, an invalid figure) retest nothing
-    results = [r for r in results if r.get("passed") or implicates_link(dict(r, passed=False))]
-    suspect_nodes, links, known_good, failed, roles = first_pass(results)
-    allowed = None if hosts is None else set(_check_hosts(hosts))
-    subjects = []
-    for host in suspect_nodes + [h for link in links for h in link]:
-        if host not in subjects and (allowed is None or host in allowed):
-            subjects.append(host)
-    # a host whose error counters rose, or that failed preflight, is no known-good partner
-    barred = set(exclude or ())
-    good = [h for h in known_good if (allowed is None or h in allowed) and h not in barred]
-    if not subjects or not good:
-        return []
+    return partners
 
-    # requests: (subject, role, partners to avoid); the fresh partner should not be one the
-    # subject already failed with (it is not known-good anyway) nor one already used in the retest.
-    usage = dict((h, 0) for h in good)
-    used_with = dict((s, set()) for s in subjects)
-    pending = []
-    for subject in subjects:
-        counts = roles.get(subject, {"server": 0, "client": 0})
-        first = "server" if counts["server"] >= counts["client"] else "client"
-        second = "client" if first == "server" else "server"
-        for i in range(min(partners, len(good))):
-            pending.append((subject, first if i % 2 == 0 else second))
+
+def _first_pass_gated(results, min_peer_fraction):
+    """Pass-1 results as the report judges them: normalised copies with the peer gate applied, so that a pair that
+    fails only the peer gate is retested too."""
+    first = normalize_results([r for r in results if r.get("pass") in (None, 1, "1", "")])
+    peer_gate(first, min_peer_fraction)
+    return first
+
+
+def _host_rails(rails, first):
+    """{host: set of rail names}: the plan's rails (names or rail dicts), else the rails a host's results carry."""
+    out = {}
+    for res in first:
+        out.setdefault(res["server"], set()).add(res["rail"])
+        out.setdefault(res["client"], set()).add(res["rail"])
+    for host, items in (rails or {}).items():
+        out[host] = set(r.get("rail") if isinstance(r, dict) else r for r in items or [])
+    return out
+
+
+class _Retest:
+    """The retest's inputs, per (bandwidth) plane: subjects, known-good partners, their failed partners."""
+
+    def __init__(self, first, groups, allowed, barred, host_rails):
+        self.planes = {}
+        for key, plane in build_planes(first).items():
+            if key[0] != "bandwidth":
+                continue  # the retest pass measures bandwidth only
+            analysis = analyse_first_pass(plane, groups)
+            good = set(h for h in analysis["good"] if h not in barred and (allowed is None or h in allowed))
+            self.planes[key] = (plane, analysis, good)
+        self.groups = groups[0] if isinstance(groups, tuple) else groups
+        self.allowed = allowed
+        self.host_rails = host_rails
+
+    def requests(self, partners):
+        """[(subject, rails, role)], the rails a subject failed on together (one partner can retest them all)."""
+        failing = {}
+        roles = {}
+        for (_kind, rail), (plane, analysis, _good) in sorted(self.planes.items(), key=str):
+            for host in sorted(subjects_of(analysis)):
+                if self.allowed is None or host in self.allowed:
+                    failing.setdefault(host, []).append(rail)
+                    count = plane.roles.get(host, {"server": 0, "client": 0})
+                    into = roles.setdefault(host, {"server": 0, "client": 0})
+                    into["server"] += count["server"]
+                    into["client"] += count["client"]
+        out = []
+        for host in sorted(failing):
+            first = "server" if roles[host]["server"] >= roles[host]["client"] else "client"
+            second = "client" if first == "server" else "server"
+            out.extend((host, failing[host], first if i % 2 == 0 else second) for i in range(partners))
+        return out
+
+    def candidates(self, subject, rails):
+        """{partner: rank} of the hosts known-good on every one of ``rails`` that have them; rank (failed with the
+        subject, not behind its switch): a pair that failed is measured again only when no other partner exists,
+        and a partner on the subject's own switch separates the node from the path above it."""
+        good = None
+        failed_with = set()
+        for rail in rails:
+            plane, _analysis, plane_good = self.planes[("bandwidth", rail)]
+            good = set(plane_good) if good is None else good & plane_good
+            failed_with |= plane.bad.get(subject, set())
+        own = switch_of(self.groups, subject, rails[0], None)
+        ranks = {}
+        for host in good or ():
+            named = set(r for r in rails if r is not None)  # a result without a rail name: any partner has it
+            if host != subject and named <= self.host_rails.get(host, set()):
+                other = switch_of(self.groups, host, rails[0], None)
+                ranks[host] = (host in failed_with, own is None or other != own)
+        return ranks
+
+
+def _schedule(retest, pending):
+    """Disjoint rounds of [server, client, rails] for the requests, each partner used as little as possible."""
+    usage = {}
+    used_with = {}
     out = []
     while pending:
         busy = set()
-        this_round = []
-        left = []
-        candidates = sorted(good, key=lambda h: (usage[h], h))
-        for subject, role in pending:
-            if subject in busy:
-                left.append((subject, role))
-                continue
-            # prefer a partner the subject has not failed with (fresh evidence: if the first-pass
-            # naming was wrong, that partner may be the culprit); else any known-good one
-            partner = None
-            fallback = None
-            for cand in candidates:
-                if cand in busy or cand in used_with[subject]:
-                    continue
-                if cand not in failed.get(subject, ()):
-                    partner = cand
-                    break
-                if fallback is None:
-                    fallback = cand
+        this_round, left = [], []
+        for subject, rails, role in pending:
+            partner = (
+                None
+                if subject in busy
+                else _pick(retest, subject, rails, busy, usage, used_with.setdefault(subject, set()))
+            )
             if partner is None:
-                partner = fallback
-            if partner is None:
-                left.append((subject, role))
+                left.append((subject, rails, role))
                 continue
-            busy.add(subject)
-            busy.add(partner)
-            usage[partner] += 1
+            busy.update((subject, partner))
+            usage[partner] = usage.get(partner, 0) + 1
             used_with[subject].add(partner)
-            this_round.append([subject, partner] if role == "server" else [partner, subject])
+            rail_names = [r for r in rails if r is not None] or None
+            pair = [subject, partner] if role == "server" else [partner, subject]
+            this_round.append(pair + [rail_names])
         if not this_round:
             break  # cannot progress (fewer good partners than requested): stop
         out.append(this_round)
         pending = left
     return out
+
+
+def _pick(retest, subject, rails, busy, usage, used):
+    ranks = retest.candidates(subject, rails)
+    free = [h for h in ranks if h not in busy and h not in used]
+    if not free:
+        return None
+    return min(free, key=lambda h: (ranks[h], usage.get(h, 0), h))
+
+
+def retest_plan(results, hosts=None, partners=1, exclude=None, rails=None, groups=None, min_peer_fraction=0.9):
+    """Second-pass plan: rounds of disjoint [server, client, rails] entries that measure every suspect node and both
+    ends of every suspect link again, on the rail(s) it failed on only, with a partner known-good on those rails
+    (from the same switch when ``groups`` know it), never the partner it failed with when another exists.
+
+    Pass-1 results are judged as the report judges them (the peer gate applied, switch faults set aside: a host
+    whose failures are above it is no subject). ``hosts`` limits who may take part; ``exclude`` bars hosts from
+    being partners (counter violations, failed preflight); ``rails``: {host: [rail names or rail dicts]} (default:
+    the rails its results carry); ``groups``: switches.py groups (or a (groups, source) tuple). ``rails`` of an
+    entry is None where the results name no rail. [] when there is nothing to retest or no partner.
+    """
+    results = _check_results(results)
+    partners = _check_partners(partners)
+    first = _first_pass_gated(results, min_peer_fraction)
+    allowed = None if hosts is None else set(_check_hosts(hosts))
+    retest = _Retest(first, groups, allowed, set(exclude or ()), _host_rails(rails, first))
+    return _schedule(retest, retest.requests(partners))
+
+
+def retest_rounds(results, hosts=None, partners=1, exclude=None, rails=None, groups=None, min_peer_fraction=0.9):
+    """retest_plan's rounds as [server, client] pairs (the filter's shape): each pair runs on its common rails."""
+    plan = retest_plan(results, hosts, partners, exclude, rails, groups, min_peer_fraction)
+    return [[[entry[0], entry[1]] for entry in round_pairs] for round_pairs in plan]

@@ -102,7 +102,9 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
     """cover_links rounds for ``hosts`` from the fabric_validate topology (validate_topology.compact()):
     host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic
     (routes.plan_cover), then every host no such pair tests is paired into a round where it is free, so a
-    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}).
+    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}
+    and, when the topology names switches above their design ratio (its ``load_first`` uplinks), load_first:
+    {directions, per_round}: their cables are covered before any other ISL).
     """
     if not topology:
         raise ValueError(
@@ -111,14 +113,17 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
         )
     topo, lfts, topo_hosts = _vt.expand(topology)
     eps = _vt.rail_endpoints(hosts, rails, topo_hosts)
-    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds)
+    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds, load_first=_vt.load_first(topology))
     rounds = fill_untested(hosts, cover["rounds"])
-    return rounds, {
+    coverage = {
         "uncovered_isls": cover["uncovered"],
         "isls": cover["total"],
         "covered_isls": cover["covered"],
         "coverable_isls": cover["coverable"],
     }
+    if cover["load_first"]["directions"]:
+        coverage["load_first"] = cover["load_first"]
+    return rounds, coverage
 
 
 def fill_untested(hosts, rounds):
@@ -157,7 +162,8 @@ def untested_hosts(hosts, pairs_list):
 def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_index=None):
     """Slice a pass into each host's sides, and list the pairs the join will expect.
 
-    ``rounds``: [[[server, client], ...], ...]; ``rails``: {host: [rail dicts]} (preflight.host_rails);
+    ``rounds``: [[[server, client], ...], ...] (an entry may be [server, client, [rail names]]: only those);
+    ``rails``: {host: [rail dicts]} (preflight.host_rails);
     ``addresses``: {host: address clients use to reach its server}; ``gid_index``: None, "auto"
     (each rail's RoCE v2 IPv4 GID from ib_facts) or a number for every rail.
 
@@ -173,10 +179,13 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
     lonely = []
     for round_index, round_pairs in enumerate(rounds):
         round_no = round_index + 1
-        for server, client in round_pairs:
+        for entry in round_pairs:
+            server, client = entry[0], entry[1]
+            # a retest entry [server, client, rails] runs on those rails only (the ones the subject failed on)
+            only = entry[2] if len(entry) > 2 and entry[2] else None
             srails = by_name.get(server, {})
             crails = by_name.get(client, {})
-            common = [name for name in order if name in srails and name in crails]
+            common = [name for name in order if name in srails and name in crails and (only is None or name in only)]
             if not common:
                 lonely.append({"server": server, "client": client, "round": round_no})
                 continue
@@ -339,6 +348,8 @@ def write_plan(dest, plan, hosts, rails, pass_no):
         # what cover_links claims, next to what the switches counted afterwards (report.json isl_traffic)
         doc["uncovered_isls"] = plan["coverage"]["uncovered_isls"]
         doc["isl_coverage"] = dict((k, plan["coverage"][k]) for k in ("isls", "coverable_isls", "covered_isls"))
+        if plan["coverage"].get("load_first"):
+            doc["isl_coverage"]["load_first"] = plan["coverage"]["load_first"]
     path = os.path.join(dest, "pass%d.json" % pass_no)
     write_json(path, doc)
     return path, slice_dir

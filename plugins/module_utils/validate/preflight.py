@@ -16,6 +16,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import role_vars
+
 _NATURAL_RE = re.compile(r"(\d+)")
 
 
@@ -285,3 +287,225 @@ def check_settings(values):
             except ValueError as exc:
                 out.append(str(exc))
     return out
+
+
+# ---- the fabric as declared (ibtune_fabric) against what the hosts report -----------------------------------
+# Checked once, on the controller, before anything is installed or measured: a wrong declaration would otherwise
+# show up as one "reseat or replace the cable" per rail of every host (rate) or "found 0 ACTIVE ports" about ports
+# that are up (link layer).
+
+FABRIC_KEYS = ("link_layer", "rate_gbps", "rails")
+# Per port, in Gb/s: 1 GbE at the bottom, 1.6 Tb/s (the fastest ports announced) at the top; anything outside is
+# a typo (4000 for 400) or a unit mistake (50 GB/s written as 50000).
+RATE_RANGE = (1, 1600)
+RAILS_RANGE = (1, 64)
+# Which variable holds each fact when a role variable departs from ibtune_fabric.
+EXPECT_VARIABLES = {"rate_gbps": "fabric_validate_expect_rate_gbps", "link_layer": "fabric_validate_expect_link_layer"}
+
+
+def _bounded_number(label, value, low, high, integer=False):
+    """A sentence when value is no number within [low, high] (an integer where asked), else None."""
+    number = None if isinstance(value, bool) else _num(value)
+    if number is None or not low <= number <= high or (integer and not number.is_integer()):
+        return "%s=%r is not %s from %g to %g" % (label, value, "a whole number" if integer else "a number", low, high)
+    return None
+
+
+def fabric_problems(fabric, name="ibtune_fabric"):
+    """Sentences about the declaration itself: unknown keys (with a did-you-mean), values out of bounds."""
+    if fabric in (None, "", {}):
+        return []
+    if not isinstance(fabric, dict):
+        return ["%s=%r must be a dict such as {link_layer: InfiniBand, rate_gbps: 400, rails: 8}" % (name, fabric)]
+    out = []
+    for key in sorted(fabric, key=str):
+        if key not in FABRIC_KEYS:
+            near = role_vars.suggest(str(key), FABRIC_KEYS)
+            out.append(
+                "%s.%s is not a key of %s (%s): %s"
+                % (name, key, name, ", ".join(FABRIC_KEYS), "did you mean %s?" % near if near else "remove it")
+            )
+    layer = fabric.get("link_layer")
+    if layer not in (None, "") and layer not in LINK_LAYERS:
+        out.append("%s.link_layer=%r: use InfiniBand or Ethernet (RoCE)" % (name, layer))
+    checks = (("rate_gbps", RATE_RANGE, False, " Gb/s per port"), ("rails", RAILS_RANGE, True, " ports per host"))
+    for key, (low, high), integer, unit in checks:
+        if fabric.get(key) not in (None, ""):
+            problem = _bounded_number("%s.%s" % (name, key), fabric[key], low, high, integer)
+            if problem:
+                out.append(problem + unit)
+    return out
+
+
+def _ports(facts_by_host):
+    """[(host, device:port, port facts)] of every RDMA port the hosts report."""
+    out = []
+    for host in sorted(facts_by_host, key=natural_key):
+        devices = (facts_by_host[host] or {}).get("devices") or {}
+        for device in sorted(devices, key=natural_key):
+            for port, facts_port in sorted(
+                (devices[device].get("ports") or {}).items(), key=lambda kv: natural_key(kv[0])
+            ):
+                out.append((host, "%s:%s" % (device, port), facts_port or {}))
+    return out
+
+
+def _declared(declaration, fact):
+    """(value, variable name) of one declared fact: the role variable that departs from the fabric, else
+    ibtune_fabric's key."""
+    variable = EXPECT_VARIABLES[fact]
+    value = declaration.get(variable)
+    if value not in (None, ""):
+        return value, variable
+    return (declaration.get("ibtune_fabric") or {}).get(fact), "ibtune_fabric.%s" % fact
+
+
+def _count_hosts(items):
+    return len(set(host for host, _port, _facts in items))
+
+
+def _link_layer_problem(value, variable, ports):
+    """When no port of any host has the declared link layer but some have another: one sentence."""
+    layers = {}
+    for item in ports:
+        layers.setdefault(item[2].get("link_layer"), []).append(item)
+    if not ports or value in layers or value in (None, ""):
+        return None
+    found = sorted((k for k in layers if k), key=lambda k: -len(layers[k]))
+    if not found:
+        return None
+    seen = ", ".join("%s on %d port(s) of %d host(s)" % (k, len(layers[k]), _count_hosts(layers[k])) for k in found)
+    return "%s is %s, but no RDMA port of any host has that link layer: they report %s. Set %s: %s%s" % (
+        variable,
+        value,
+        seen,
+        variable,
+        found[0],
+        " (RoCE)" if found[0] == "Ethernet" else "",
+    )
+
+
+def _rate_problem(value, variable, ports, link_layer):
+    """When most ACTIVE ports trained at one rate and the declared rate is another: one sentence."""
+    declared = _num(value)
+    active = [p for p in ports if _is_up(p[2]) and p[2].get("rate_gbps") is not None]
+    if link_layer:
+        active = [p for p in active if p[2].get("link_layer") in (None, link_layer)] or active
+    if declared is None or not active:
+        return None
+    by_rate = {}
+    for item in active:
+        by_rate.setdefault(float(item[2]["rate_gbps"]), []).append(item)
+    rate, items = max(by_rate.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    if rate == declared or len(items) * 2 <= len(active):
+        return None
+    sample = items[0][2]
+    return (
+        "%s is %s Gb/s, but %d of %d ACTIVE port(s) on %d host(s) trained at %s Gb/s (%sX %s), none of them a cable "
+        "fault: set %s: %s (a port below it is then named by preflight)"
+        % (
+            variable,
+            _fmt(declared),
+            len(items),
+            len(active),
+            _count_hosts(active),
+            _fmt(rate),
+            sample.get("lanes") or "?",
+            sample.get("lane_speed") or "?",
+            variable,
+            _fmt(rate),
+        )
+    )
+
+
+def declaration_problems(declarations, facts_by_host):
+    """Sentences, each naming the variable, what the hosts report and the fix, for a fabric declared wrong.
+
+    ``declarations``: {host: {ibtune_fabric, fabric_validate_expect_rate_gbps, fabric_validate_expect_link_layer}}
+    (the host's values); ``facts_by_host``: {host: ib_facts' ibtune_rdma}. Hosts that share a declaration are
+    judged together (the rate most of their ports trained at), so one wrong value gives one sentence, not one per
+    rail of every host.
+    """
+    groups = {}
+    for host in sorted(declarations, key=natural_key):
+        declaration = declarations[host] or {}
+        key = repr(sorted((k, repr(v)) for k, v in declaration.items()))
+        groups.setdefault(key, (declaration, []))[1].append(host)
+    out = []
+    for declaration, hosts in groups.values():
+        found = fabric_problems(declaration.get("ibtune_fabric"))
+        if found:
+            out.extend(p for p in found if p not in out)
+            continue
+        ports = _ports(dict((h, facts_by_host.get(h)) for h in hosts if facts_by_host.get(h)))
+        layer, layer_variable = _declared(declaration, "link_layer")
+        rate, rate_variable = _declared(declaration, "rate_gbps")
+        layer_problem = _link_layer_problem(layer, layer_variable, ports)
+        checks = [layer_problem, None if layer_problem else _rate_problem(rate, rate_variable, ports, layer)]
+        out.extend(p for p in checks if p and p not in out)
+    return out
+
+
+# ---- the install stage's batch size (ibtune_install_serial) -------------------------------------------------
+# A play's `serial:` is templated before any inventory variable exists (only extra vars and play vars are
+# there), so tune_ib.yml's preflight reads the inventory's value, checks it, and hands it to the install play as
+# the name of an (empty of meaning) inventory group, which `serial:` can see: ibtune_install_serial_25pct.
+SERIAL_GROUP_PREFIX = "ibtune_install_serial_"
+_SERIAL_ITEM_RE = re.compile(r"^([0-9]+)(%?)$")
+
+
+def _serial_items(value):
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in items:
+        match = None if isinstance(item, bool) else _SERIAL_ITEM_RE.match(str(item).strip())
+        number = int(match.group(1)) if match else 0
+        if not match or number < 1 or (match.group(2) and number > 100):
+            return None
+        out.append("%d%s" % (number, match.group(2)))
+    return out or None
+
+
+def install_serial(values):
+    """(serial items, problem) from {host: ibtune_install_serial} ({} or None values: '100%').
+
+    Every GPU node must have the same value (one play batches them all) of the form N, 'N%' (1-100) or a list of
+    those (Ansible's serial); problem is one sentence naming the variable, what the hosts have and the fix.
+    """
+    given = dict((h, v) for h, v in (values or {}).items() if v not in (None, ""))
+    distinct = sorted(set(repr(v) for v in given.values()))
+    if len(distinct) > 1:
+        by_value = {}
+        for host in sorted(given, key=natural_key):
+            by_value.setdefault(repr(given[host]), []).append(host)
+        seen = "; ".join(
+            "%s on %s" % (v, ", ".join(h[:3]) + (" ..." if len(h) > 3 else "")) for v, h in sorted(by_value.items())
+        )
+        return None, (
+            "ibtune_install_serial differs between the GPU nodes (%s): the install play batches them all with one "
+            "size, so set it once (group_vars/gpu_nodes.yml or all.yml, or -e ibtune_install_serial=...)" % seen
+        )
+    if not given:
+        return ["100%"], None
+    value = list(given.values())[0]
+    items = _serial_items(value)
+    if items is None:
+        return None, (
+            "ibtune_install_serial=%r is not a batch size: use a number of nodes (2), a percentage ('25%%', 1-100) "
+            "or a list of those ([1, '25%%']), as Ansible's serial takes" % (value,)
+        )
+    return items, None
+
+
+def serial_group(items):
+    """The group name that carries the batch size to the install play: ['1', '25%'] -> ibtune_install_serial_1_25pct."""
+    return SERIAL_GROUP_PREFIX + "_".join(i.replace("%", "pct") for i in items)
+
+
+def serial_from_groups(groups):
+    """The install play's serial from the group preflight added (['100%'] when there is none)."""
+    for name in sorted(groups or []):
+        if name.startswith(SERIAL_GROUP_PREFIX):
+            items = name[len(SERIAL_GROUP_PREFIX) :].split("_")
+            return [i.replace("pct", "%") if i.endswith("pct") else int(i) for i in items]
+    return ["100%"]

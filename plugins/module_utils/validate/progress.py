@@ -15,9 +15,10 @@ def _minutes(seconds):
     return "%d min" % int(round(seconds / 60.0))
 
 
-def line(states, label="pass 1"):
+def line(states, label="pass 1", running=None):
     """One line from {host: state}: the slowest host's round, failing sides so far, and an ETA
-    from the mean round time seen so far (None when no state has arrived yet)."""
+    from the mean round time seen so far (None when no state has arrived yet). ``running``: how many hosts
+    run the pass (its participants); without it the line can only count the hosts whose state arrived."""
     states = dict((h, s) for h, s in (states or {}).items() if isinstance(s, dict) and s.get("rounds_total"))
     if not states:
         return None
@@ -32,5 +33,12 @@ def line(states, label="pass 1"):
     if times and done < total:
         mean = sum(times) / len(times)
         text += ", ETA %s" % _minutes(mean * (total - done))
-    text += " (%d host%s reporting)" % (len(states), "" if len(states) == 1 else "s")
-    return text
+    return text + _hosts(len(states), running)
+
+
+def _hosts(reporting, running):
+    """' (4 hosts running, 2 reported so far)' - the count of hosts that run, never only the ones heard from."""
+    if not running or running <= reporting:
+        count = max(reporting, running or 0)
+        return " (%d host%s running)" % (count, "" if count == 1 else "s")
+    return " (%d host%s running, %d reported so far)" % (running, "" if running == 1 else "s", reporting)

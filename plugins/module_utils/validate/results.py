@@ -100,6 +100,9 @@ FETCHED = (
     "test", "rail", "bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s", "passed", "failure", "failure_kind",
 )  # fmt: skip
 _FETCH = operator.itemgetter(*FETCHED)
+# A figure above the slower end's line rate by more than this share cannot have been measured: it is invalid (a
+# misread unit, a counter read twice), never a pass, never in a peer median.
+LINE_RATE_MARGIN = 0.05
 
 
 def _check_figures(res, names, index):
@@ -156,6 +159,22 @@ def _contradiction(res):
     return None
 
 
+def above_line_rate(res):
+    """Sentence when a bandwidth figure is above the slower end's line rate (``line_rate_gbps``, the join's) by
+    more than LINE_RATE_MARGIN, else None."""
+    rate = res.get("line_rate_gbps")
+    value = res.get("bw_avg_gbps")
+    if res.get("kind") == "latency" or value is None or not isinstance(rate, (int, float)) or rate <= 0:
+        return None
+    if value <= rate * (1.0 + LINE_RATE_MARGIN):
+        return None
+    return "%s is above the %s line rate of the slower end (+%d%%): an invalid figure, not a pass" % (
+        fmt_gbps(value),
+        fmt_gbps(rate),
+        round(100 * LINE_RATE_MARGIN),
+    )
+
+
 def _default_failure(res):
     if res["kind"] == "latency":
         value, limit = res["t_typical_us"], res["threshold_us"]
@@ -168,107 +187,183 @@ def _default_failure(res):
     return "failed (%s)" % (fmt_gbps(value) if value is not None else "no bandwidth measured")
 
 
+def _fetch(res):
+    try:  # the hot path (millions of results at 1024 hosts x 8 rails): one C call for every key
+        return _FETCH(res)
+    except KeyError:
+        for key in FETCHED:  # a missing key reads as None, as item.get() would
+            if key not in res:
+                res[key] = None
+        return _FETCH(res)
+
+
+def _host_names(server, client, index):
+    if not server or not client or not isinstance(server, str) or not isinstance(client, str):
+        raise ValueError(
+            "results[%d] has no %s host name: every pair result needs server and client"
+            % (index, "server" if not server or not isinstance(server, str) else "client")
+        )
+
+
+def _fill_identity(res, values, index):
+    """Devices, ports, pass, round, kind, test, rail: only what is missing or of the wrong type is written.
+    Returns the kind."""
+    (_s, _c, server_device, client_device, server_port, client_port, pass_no, round_no, kind, test, rail) = values[:11]
+    if not server_device and server_device is not None:
+        res["server_device"] = None
+    if not client_device and client_device is not None:
+        res["client_device"] = None
+    if not isinstance(server_port, int) and server_port is not None:
+        res["server_port"] = int_or(server_port, None)
+    if not isinstance(client_port, int) and client_port is not None:
+        res["client_port"] = int_or(client_port, None)
+    if not isinstance(pass_no, int):
+        res["pass"] = int_or(pass_no, 1)
+    if not isinstance(round_no, int):
+        res["round"] = int_or(round_no, 0)
+    if kind != "bandwidth":
+        kind = res["kind"] = _kind(res, index)
+    if not test or not isinstance(test, str):
+        res["test"] = str(test or ("write_lat" if kind == "latency" else "write"))
+    if rail is None or rail == "":
+        res["rail"] = res["server_device"] or res["client_device"]
+    return kind
+
+
+def _clean_figure(value):
+    return value is None or (isinstance(value, float) and 0.0 <= value <= MAX_FIGURE)  # NaN fails every comparison
+
+
+def _fill_figures(res, values, kind, index):
+    """(name, value) of the first figure that is not a finite number >= 0, else None (the fast path checks the
+    bandwidth figures without a call per figure)."""
+    bw, peak, threshold, duration = values[11:15]
+    if (
+        kind == "bandwidth"
+        and _clean_figure(bw)
+        and _clean_figure(peak)
+        and _clean_figure(threshold)
+        and (_clean_figure(duration))
+    ):
+        return None
+    return _check_figures(res, BANDWIDTH_FIGURES + ("duration_s",) if kind == "bandwidth" else ALL_FIGURES, index)
+
+
+def _passed_of(res, passed):
+    if passed is None:
+        passed, res["failure"], res["failure_kind"] = _judge_missing_pass(res)
+    elif passed is not True and passed is not False:
+        passed = passed.strip().lower() in ("true", "yes", "1") if isinstance(passed, str) else bool(passed)
+    return passed
+
+
+def _invalid_reason(res, bad, passed):
+    """The sentence that makes the result invalid (a bad figure, one above the line rate, a claimed pass its own
+    figures contradict), else None."""
+    if bad:
+        return "%s=%r is not a finite number >= 0: the measurement is invalid (check the perftest output)" % bad
+    reason = above_line_rate(res)
+    if reason or not passed:
+        return reason
+    if res["kind"] != "bandwidth":
+        return _contradiction(res)
+    value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
+    if value is None or (limit is not None and value < limit):
+        return _contradiction(res)
+    return None
+
+
+def _fill_verdict(res, values, bad):
+    passed, failure, failure_kind = values[15:18]
+    if failure is not None and (not failure or not isinstance(failure, str)):
+        res["failure"] = str(failure) if failure else None
+    if failure_kind is not None and (not failure_kind or not isinstance(failure_kind, str)):
+        res["failure_kind"] = str(failure_kind) if failure_kind else None
+    passed = _passed_of(res, passed)
+    invalid = _invalid_reason(res, bad, passed)
+    if invalid:
+        passed, res["failure_kind"], res["failure"] = False, "invalid", invalid
+    if passed:
+        if res["failure"] is not None or res["failure_kind"] is not None:
+            res["failure"] = res["failure_kind"] = None
+    else:
+        res["failure"] = res["failure"] or _default_failure(res)
+        res["failure_kind"] = res["failure_kind"] or infer_failure_kind(res["failure"])
+    if res["passed"] is not passed:
+        res["passed"] = passed
+
+
+def _link_of(res):
+    server, client, sdev, cdev = res["server"], res["client"], res["server_device"], res["client_device"]
+    a = server + "/" + sdev if sdev else server
+    b = client + "/" + cdev if cdev else client
+    return a + "<->" + b if a <= b else b + "<->" + a
+
+
+def _figure_ok(value):
+    return value is None or (value.__class__ is float and 0.0 <= value <= MAX_FIGURE)
+
+
+def _clean(res, values):
+    """Whether a result is already what normalising makes of it (a gated bandwidth result as the join writes it):
+    the hot path, millions of results at 1024 hosts x 8 rails, costs one expression instead of a call per key."""
+    (server, client, sdev, cdev, sport, cport, pass_no, round_no, kind, test, rail, bw, peak, threshold, duration,
+     passed, failure, failure_kind) = values  # fmt: skip
+    rate = res.get("line_rate_gbps")
+    return (
+        kind == "bandwidth" and server.__class__ is str and client.__class__ is str and server != "" and client != ""
+        and (sdev is None or sdev != "") and (cdev is None or cdev != "")
+        and (sport is None or sport.__class__ is int) and (cport is None or cport.__class__ is int)
+        and pass_no.__class__ is int and round_no.__class__ is int and test.__class__ is str and test != ""
+        and rail is not None and rail != ""
+        and _figure_ok(bw) and _figure_ok(peak) and _figure_ok(threshold) and _figure_ok(duration)
+        and (rate is None or (rate.__class__ is float and (bw is None or bw <= rate * (1.0 + LINE_RATE_MARGIN))))
+        and (
+            (passed is True and failure is None and failure_kind is None and bw is not None
+             and (threshold is None or bw >= threshold))
+            or (passed is False and failure.__class__ is str and failure != "" and failure_kind.__class__ is str
+                and failure_kind != "")
+        )
+    )  # fmt: skip
+
+
+def normalize_result(res, index):
+    """Normalise one result dict in place (see normalize_results)."""
+    values = _fetch(res)
+    if _clean(res, values):
+        res["link"] = _link_of(res)
+        return res
+    _host_names(values[0], values[1], index)
+    kind = _fill_identity(res, values, index)
+    bad = _fill_figures(res, values, kind, index)
+    _fill_verdict(res, values, bad)
+    res["link"] = _link_of(res)
+    return res
+
+
 def normalize_results(results, copy=True):
     """Validate pair results (shape and types) and fill their keys; returns the list of results.
 
     Raises ValueError naming the index for a result that is not a pair result at all (no host
-    names, a figure that is not a number). A result whose figures are NaN, infinite or negative, or
-    contradict a claimed pass, fails with failure_kind `invalid`. `copy=False` normalises the dicts
-    in place (the module's own arguments: saves a copy of thousands of results).
+    names, a figure that is not a number). A result whose figures are NaN, infinite or negative, above the slower
+    end's line rate, or contradict a claimed pass, fails with failure_kind `invalid`. `copy=False` normalises the
+    dicts in place (the module's own arguments: saves a copy of thousands of results).
     """
     if results is None:
         return []
     if isinstance(results, (str, bytes, dict)):
         raise ValueError("results must be a list of pair result dicts, got %s" % type(results).__name__)
     out = []
-    fetch = _FETCH
     for index, item in enumerate(results):
         if not isinstance(item, dict):
             raise ValueError("results[%d] must be a dict (a pair result), got %r" % (index, item))
-        res = dict(item) if copy else item
-        try:  # the hot path (millions of results at 1024 hosts x 8 rails): one C call for every key
-            values = fetch(res)
-        except KeyError:
-            for key in FETCHED:  # a missing key reads as None, as item.get() would
-                if key not in res:
-                    res[key] = None
-            values = fetch(res)
-        (server, client, server_device, client_device, server_port, client_port, pass_no, round_no, kind, test,
-         rail, bw, peak, threshold, duration, passed, failure, failure_kind) = values  # fmt: skip
-        if not server or not client or not isinstance(server, str) or not isinstance(client, str):
-            raise ValueError(
-                "results[%d] has no %s host name: every pair result needs server and client"
-                % (index, "server" if not server or not isinstance(server, str) else "client")
-            )
-        # only write what is missing or of the wrong type
-        if not server_device and server_device is not None:
-            server_device = res["server_device"] = None
-        if not client_device and client_device is not None:
-            client_device = res["client_device"] = None
-        if not isinstance(server_port, int) and server_port is not None:
-            res["server_port"] = int_or(server_port, None)
-        if not isinstance(client_port, int) and client_port is not None:
-            res["client_port"] = int_or(client_port, None)
-        if not isinstance(pass_no, int):
-            res["pass"] = int_or(pass_no, 1)
-        if not isinstance(round_no, int):
-            res["round"] = int_or(round_no, 0)
-        if kind != "bandwidth":
-            kind = res["kind"] = _kind(res, index)
-        if not test or not isinstance(test, str):
-            res["test"] = str(test or ("write_lat" if kind == "latency" else "write"))
-        if rail is None or rail == "":
-            res["rail"] = server_device or client_device
-        bad = None
-        if (
-            kind != "bandwidth"
-            or (bw is not None and (not isinstance(bw, float) or not 0.0 <= bw <= MAX_FIGURE))
-            or (peak is not None and (not isinstance(peak, float) or not 0.0 <= peak <= MAX_FIGURE))
-            or (threshold is not None and (not isinstance(threshold, float) or not 0.0 <= threshold <= MAX_FIGURE))
-            or (duration is not None and (not isinstance(duration, float) or not 0.0 <= duration <= MAX_FIGURE))
-        ):  # NaN fails every comparison
-            bad = _check_figures(
-                res, BANDWIDTH_FIGURES + ("duration_s",) if kind == "bandwidth" else ALL_FIGURES, index
-            )
-        if failure is not None and (not failure or not isinstance(failure, str)):
-            failure = res["failure"] = str(failure) if failure else None
-        if failure_kind is not None and (not failure_kind or not isinstance(failure_kind, str)):
-            failure_kind = res["failure_kind"] = str(failure_kind) if failure_kind else None
-        if passed is None:
-            passed, res["failure"], res["failure_kind"] = _judge_missing_pass(res)
-        elif passed is not True and passed is not False:
-            passed = passed.strip().lower() in ("true", "yes", "1") if isinstance(passed, str) else bool(passed)
-        if bad:
-            passed = False
-            res["failure_kind"] = "invalid"
-            res["failure"] = (
-                "%s=%r is not a finite number >= 0: the measurement is invalid (check the perftest output)" % bad
-            )
-        elif passed:
-            contradiction = None
-            if kind != "bandwidth":
-                contradiction = _contradiction(res)
-            else:
-                value, limit = res["bw_avg_gbps"], res["threshold_gbps"]
-                if value is None or (limit is not None and value < limit):
-                    contradiction = _contradiction(res)
-            if contradiction:
-                passed = False
-                res["failure_kind"] = "invalid"
-                res["failure"] = contradiction
-        if passed:
-            if failure is not None or failure_kind is not None:
-                res["failure"] = res["failure_kind"] = None
-        else:
-            res["failure"] = res["failure"] or _default_failure(res)
-            res["failure_kind"] = res["failure_kind"] or infer_failure_kind(res["failure"])
-        a = server + "/" + server_device if server_device else server
-        b = client + "/" + client_device if client_device else client
-        res["link"] = a + "<->" + b if a <= b else b + "<->" + a
-        if res["passed"] is not passed:
-            res["passed"] = passed
-        out.append(res)
+        out.append(normalize_result(dict(item) if copy else item, index))
     return out
+
+
+def producer(res):
+    """The host whose side produced a result's figures: the join takes them from the client side."""
+    return res.get("measured_by") or res["client"]
 
 
 def value_of(res):

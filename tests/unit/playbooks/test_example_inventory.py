@@ -160,11 +160,11 @@ RESOLVE_PLAY = """
     - name: The facts the preflights read
       ansible.builtin.setup: {gather_subset: [min]}
     - name: fabric_qos preflight (the QoS model, its mode from the fabric)
-      ansible.builtin.include_role: {name: ibtune.fabric.fabric_qos, tasks_from: preflight.yml, public: true}
+      ansible.builtin.include_role: {name: ibtune.fabric.fabric_qos, tasks_from: preflight, public: true}
     - name: fabric_monitoring defaults
-      ansible.builtin.include_role: {name: ibtune.fabric.fabric_monitoring, tasks_from: preflight.yml, public: true}
+      ansible.builtin.include_role: {name: ibtune.fabric.fabric_monitoring, tasks_from: preflight, public: true}
     - name: nccl_env's profile as its derive step chooses it
-      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive.yml, public: true}
+      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive, public: true}
       when: inventory_hostname in groups['gpu_nodes']
     - name: Print what was resolved
       ansible.builtin.debug:

@@ -38,7 +38,7 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
     joined = run_module(
         fabric_join, {"plan": res["plan_file"], "sides": sides, "min_link_fraction": 0.9, "dest": str(dest)}
     )
-    assert joined["results"] == 12 and joined["failed_results"] == 1
+    assert joined["result_count"] == 12 and joined["failed_results"] == 1
     assert joined["failure_kinds"] == {"below_threshold": 1}
     assert "180.0 Gb/s < 360.0 Gb/s" in joined["failures"][0]
     assert len(json.loads(dest.read_text())) == 12
@@ -47,7 +47,8 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
 def test_second_pass_retests_against_known_good_and_bars_excluded(tmp_path):
     first = []
     for a, b in (("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"), ("n1", "n4"), ("n2", "n3")):
-        first.append({"server": a, "client": b, "passed": (a, b) != ("n2", "n3"), "pass": 1})
+        ok = (a, b) != ("n2", "n3")
+        first.append({"server": a, "client": b, "passed": ok, "pass": 1, "bw_avg_gbps": 390.0 if ok else 150.0})
     path = tmp_path / "first.json"
     path.write_text(json.dumps(first))
     res = run_module(

@@ -156,7 +156,10 @@ def test_ambiguous_first_pass_is_settled_by_the_retest():
     plan = retest_rounds(first, hosts)
     retested = {h for rnd in plan for p in rnd for h in p}
     assert {"node3", "node4"} <= retested
-    # the fault is node4's: it fails with any partner in the retest, node3 passes with fresh ones
+    # node4 fails with any partner in the retest, node3 passes with fresh ones. node4 reached line rate with node2,
+    # node5 and node6 in pass 1, so it is never bad_node: the common element of its failures is the path above it
+    # (no grouping says which switch); node2<->node3, failing next to it on the same rail, is the fabric's too.
+    # Its rising symbol errors are its own: it fails for them.
     second = [
         result(s, c, 150.0 if "node4" in (s, c) else 391.0, round=i, **{"pass": 2})
         for i, rnd in enumerate(plan)
@@ -165,17 +168,22 @@ def test_ambiguous_first_pass_is_settled_by_the_retest():
     violation = {"host": "node4", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "before": 0,
                  "after": 5, "delta": 5, "allowed": 0, "category": "physical"}  # fmt: skip
     rep = R.build_report(first + second, [violation], now=NOW)
-    assert [n["host"] for n in rep["suspect_nodes"]] == ["node4"]
-    assert [x["link"] for x in rep["suspect_links"]] == ["node2/mlx5_0<->node3/mlx5_0"]
+    assert rep["suspect_nodes"] == [] and rep["suspect_links"] == []
+    faults = [(f["scope"], f["hosts"]) for f in rep["switch_faults"]]
+    assert faults == [("path", ["node4"]), ("fabric", ["node2", "node3"])]
+    assert [(h["host"], h["failure_kind"], h["culprit"]) for h in rep["failed_hosts"]] == [("node4", "counters", True)]
     msg = rep["message"]
     assert msg.startswith(
-        "Fabric validation failed: suspect link node2/mlx5_0<->node3/mlx5_0 (180.1 Gb/s < 360.0 Gb/s); "
-        "bad node node4 (failed with node1, node3; failed again with known-good "
+        "Fabric validation failed: switch fault on rail mlx5_0: the path above node4 (it reaches line rate with "
+        "node2, node5, node6, fails with 3 partners: 180.1 Gb/s < 360.0 Gb/s): not the hosts; "
     )
-    assert msg.endswith("150.0 Gb/s < 360.0 Gb/s); node4 mlx5_0 port 1 symbol_error +5")
+    assert msg.endswith("node4 mlx5_0 port 1 symbol_error +5")
 
 
-def test_link_end_failing_with_known_good_becomes_the_bad_node():
+def test_link_end_failing_with_known_good_is_the_path_above_it_not_bad_node():
+    # node5 reached line rate with four partners in pass 1 and fails with a known-good one in the retest: it is
+    # not cleared, but a host that reached line rate with part of the fabric is never bad_node on that rail: the
+    # common element of its two failures is the path above it
     hosts = ["node%d" % i for i in range(1, 7)]
     first = simulate(hosts, bad_links={frozenset(("node2", "node5"))}, retest=False)
     plan = retest_rounds(first, hosts)
@@ -185,11 +193,11 @@ def test_link_end_failing_with_known_good_becomes_the_bad_node():
         for s, c in rnd
     ]
     rep = R.build_report(first + second, now=NOW)
-    assert [(n["host"], n["verdict"], n["first_pass_suspect"]) for n in rep["suspect_nodes"]] == [
-        ("node5", "bad_node", False)
-    ]
-    assert rep["suspect_links"] == []  # explained by node5
+    assert rep["suspect_nodes"] == [] and rep["suspect_links"] == []  # explained by the path above node5
+    [fault] = rep["switch_faults"]
+    assert (fault["scope"], fault["hosts"], fault["failing"]) == ("path", ["node5"], 2)
     assert rep["cleared"] == ["node2"]
+    assert rep["failed_hosts"] == [] and not rep["passed"]
 
 
 def test_rail_of_a_node():
@@ -285,7 +293,9 @@ def failed_report():
         {"host": "node4", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "before": 10, "after": 15,
          "delta": 5, "allowed": 0, "category": "physical"},
     ]  # fmt: skip
-    saturated = [{"host": "node7", "device": "mlx5_0", "port": 1, "counter": "link_downed", "value": 255, "width": 8}]
+    saturated = [
+        {"host": "node7", "device": "mlx5_0", "port": 1, "counter": "port_xmit_wait", "value": 4294967295, "width": 32}
+    ]
     base = baseline_with("node1/mlx5_0<->node5/mlx5_0", [395.0, 396.0, 394.0])
     return R.build_report(results, violations, saturated, base, 0.001, run_id="run-42", now=NOW)
 
@@ -314,7 +324,7 @@ def test_junit(failed_report):
     counters = dict((c.get("name"), c) for c in suites["counters"].findall("testcase"))
     assert len(counters) == 8
     assert counters["node4 counters"].find("failure").get("message") == "node4 mlx5_0 port 1 symbol_error +5"
-    assert "saturated at 255" in counters["node7 counters"].find("skipped").get("message")
+    assert "saturated at 4294967295" in counters["node7 counters"].find("skipped").get("message")
     assert counters["node1 counters"].find("failure") is None
     # suite hosts: one testcase per host; node4 (bad node), node2/node3 (bad link), node1/node5 (regression)
     hosts = dict((c.get("name"), c) for c in suites["hosts"].findall("testcase"))
@@ -434,7 +444,28 @@ def test_markdown(failed_report):
     assert len(table) == len(failed_report["failed_pairs"]) == 10
     assert "| node4 | mlx5_0 | 1 | symbol_error | physical | 10 | 15 | 5 | 0 |" in lines
     assert "## Regressions against the baseline" in lines
-    assert any("node7 mlx5_0 port 1 link_downed = 255 (8-bit)" in line for line in lines)
+    assert "- node7 mlx5_0 port 1 port_xmit_wait saturated at 4294967295 (32 bits): cannot show increases, clear it " \
+        "(perfquery -R) to watch it again" in lines  # fmt: skip
+
+
+def test_a_saturated_gated_counter_fails_the_port_with_the_fix():
+    hosts = ["node%d" % i for i in range(1, 5)]
+    stuck = [{"host": "node3", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "value": 65535, "width": 16},
+             {"host": "node2", "device": "mlx5_0", "port": 1, "counter": "link_downed", "value": 255, "width": 8,
+              "gated": True}]  # fmt: skip
+    rep = R.build_report(simulate(hosts), saturated=stuck, now=NOW)
+    assert not rep["passed"] and rep["failed_pairs"] == []
+    assert [(h["host"], h["failure_kind"], h["culprit"]) for h in rep["failed_hosts"]] == [
+        ("node2", "saturated", True), ("node3", "saturated", True)
+    ]  # fmt: skip
+    assert rep["message"] == (
+        "Fabric validation failed: node2 mlx5_0 port 1 link_downed saturated at 255 (8 bits): it cannot show new "
+        "errors, so the port cannot pass; reset it (perfquery -R) or read the extended counters (perfquery -x); "
+        "node3 mlx5_0 port 1 symbol_error saturated at 65535 (16 bits): it cannot show new errors, so the port "
+        "cannot pass; reset it (perfquery -R) or read the extended counters (perfquery -x)"
+    )
+    counters = dict((c.get("name"), c) for c in ET.fromstring(RR.to_junit(rep)).iter("testcase"))
+    assert counters["node3 counters"].find("failure").get("type") == "saturated"
 
 
 def test_json_round_trip(failed_report):

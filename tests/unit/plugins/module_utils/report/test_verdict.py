@@ -88,7 +88,7 @@ def test_a_host_failing_preflight_is_failed_in_every_report_file():
     rep = R.build_report(fabric(measured), expected_hosts=hosts, host_failures=[down], now=NOW)
     assert rep["passed"] is False
     assert rep["failed_hosts"] == [
-        {"host": "gpu08", "failure_kind": "preflight", "reason": down["reason"]},
+        {"host": "gpu08", "failure_kind": "preflight", "reason": down["reason"], "culprit": True},
     ]
     assert rep["passed_hosts"] == measured and rep["expected_hosts"] == hosts
     assert rep["message"] == "Fabric validation failed: gpu08 (preflight): " + down["reason"]
@@ -134,7 +134,9 @@ def test_unreachable_hosts_pairs_make_no_partner_a_suspect():
     gone = {"host": "gpu03", "reason": "unreachable over ssh after the plan", "failure_kind": "unreachable"}
     rep = R.build_report(fabric(hosts, measure), expected_hosts=hosts, host_failures=[gone], now=NOW)
     assert rep["suspect_nodes"] == [] and rep["suspect_links"] == []
-    assert rep["failed_hosts"] == [{"host": "gpu03", "failure_kind": "unreachable", "reason": gone["reason"]}]
+    assert rep["failed_hosts"] == [
+        {"host": "gpu03", "failure_kind": "unreachable", "reason": gone["reason"], "culprit": True}
+    ]
     assert rep["passed_hosts"] == [h for h in hosts if h != "gpu03"]
 
 
@@ -149,7 +151,12 @@ def test_one_gpu_node_fails_fewer_than_min_hosts():
         "validation needs at least two reachable hosts with an RDMA port, fix the failed hosts"
     ]
     assert rep["failed_hosts"] == [
-        {"host": "gpu01", "failure_kind": "unmeasured", "reason": "no pair result: the host was never measured"}
+        {
+            "host": "gpu01",
+            "failure_kind": "unmeasured",
+            "reason": "no pair result: the host was never measured",
+            "culprit": False,
+        }
     ]
     assert not rep["headline"].startswith("PASSED")
     suites = dict((s.get("name"), s) for s in ET.fromstring(RR.to_junit(rep)).findall("testsuite"))
@@ -409,6 +416,7 @@ def test_counter_violation_fails_its_host_and_the_second_pass_still_decides():
         "host": "gpu02",
         "failure_kind": "bad_link",
         "reason": "bad link gpu02/mlx5_0<->gpu06/mlx5_0 (180.0 Gb/s < 360.0 Gb/s)",
+        "culprit": True,
     }
     assert len(rep["passed_hosts"]) == 6
 

@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The peer-relative gate: a pair that met its absolute threshold but is slow against the other pairs of its
+kind, test and rail fails as `slow_vs_peers`.
+
+It lives below the report so that the retest planner (pairs.retest_plan) applies the same gate to pass 1 as the
+report does: a pair that fails only this gate is retested too, from the same known-good set. Invalid figures (a
+result whose failure kind is `invalid`, e.g. above the line rate) never enter a median.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import bisect
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import fmt_value, median_of
+
+MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
+
+
+def _median_without(ordered, value):
+    """Median of the sorted list `ordered` with one occurrence of `value` left out."""
+    n = len(ordered) - 1
+    skip = bisect.bisect_left(ordered, value)
+
+    def at(j):
+        return ordered[j] if j < skip else ordered[j + 1]
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2.0
+
+
+def _fmt_fraction(value):
+    return ("%.2f" % value).rstrip("0").rstrip(".")
+
+
+def _peer_failure(res, value, median, peers, fraction):
+    if res["kind"] == "latency":
+        return "%s is %s x the %s median of its %d peers on rail %s (%s, limit %s x, min_peer_fraction %s)" % (
+            fmt_value(res, value),
+            _fmt_fraction(value / median),
+            fmt_value(res, median),
+            peers,
+            res["rail"],
+            res["test"],
+            _fmt_fraction(1.0 / fraction),
+            _fmt_fraction(fraction),
+        )
+    return "%s is %s of the %s median of its %d peers on rail %s (%s, min_peer_fraction %s)" % (
+        fmt_value(res, value),
+        _fmt_fraction(value / median),
+        fmt_value(res, median),
+        peers,
+        res["rail"],
+        res["test"],
+        _fmt_fraction(fraction),
+    )
+
+
+def _figure(res):
+    return res["t_typical_us"] if res["kind"] == "latency" else res["bw_avg_gbps"]
+
+
+def _worse(kind, value, than):
+    return value > than if kind == "latency" else value < than
+
+
+def _collect(results):
+    """({(kind, test, rail): [first-pass values, worst passed value]}, retests) in one pass over the results."""
+    groups = {}
+    retests = []
+    for res in results:
+        if res["pass"] != 1:
+            retests.append(res)
+            continue
+        value = _figure(res)
+        if value is None or res.get("failure_kind") == "invalid":
+            continue
+        key = (res["kind"], res["test"], res["rail"])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = [[], None]
+        group[0].append(value)
+        if res["passed"] and (group[1] is None or _worse(res["kind"], value, group[1])):
+            group[1] = value
+    return groups, retests
+
+
+def _bounds(groups, fraction):
+    """(stats {key: (sorted values, median)}, suspicious {key: bound}). Leaving one value out moves the median by
+    at most one place: the median of a result's peers lies within values[half - 1] .. values[half + 1]. A value
+    that clears the bound against that cannot fail; when the group's worst passed value does, no member can."""
+    stats = {}
+    suspicious = {}
+    for key, (values, worst) in groups.items():
+        if len(values) - 1 < MIN_PEERS:
+            continue
+        values.sort()
+        stats[key] = (values, median_of(values))
+        half = len(values) // 2
+        if worst is None:
+            continue
+        bound = values[half - 1] / fraction if key[0] == "latency" else fraction * values[half + 1]
+        if _worse(key[0], worst, bound):
+            suspicious[key] = bound
+    return stats, suspicious
+
+
+def peer_gate(results, min_peer_fraction):
+    """Fail (in place) the results that passed their absolute gate but are below min_peer_fraction x
+    the median of their peers: the other first-pass results of the same kind, test and rail (a
+    retest is held to the first pass's median). Latency mirrors it: above median / min_peer_fraction
+    fails. Needs MIN_PEERS peers. A failed result gets `peer_median`. Returns how many it failed."""
+    if not min_peer_fraction:
+        return 0
+    groups, retests = _collect(results)
+    stats, suspicious = _bounds(groups, min_peer_fraction)
+    failed = 0
+    if suspicious:
+        for res in results:
+            if res["pass"] != 1 or not res["passed"]:
+                continue
+            key = (res["kind"], res["test"], res["rail"])
+            bound = suspicious.get(key)
+            if bound is not None and _worse(key[0], _figure(res), bound):
+                failed += _peer_check(res, stats[key][0], None, min_peer_fraction)
+    for res in retests:
+        entry = stats.get((res["kind"], res["test"], res["rail"]))
+        if entry is not None:
+            failed += _peer_check(res, entry[0], entry[1], min_peer_fraction)
+    return failed
+
+
+def _peer_check(res, ordered, median, fraction):
+    """1 when res (passed so far) is slow against the sorted peer values (its own among them when
+    median is None: then the median of the others is used), else 0."""
+    value = _figure(res)
+    if not res["passed"] or value is None:
+        return 0
+    peers = len(ordered) - (1 if median is None else 0)
+    if median is None:
+        median = _median_without(ordered, value)
+    if not median:
+        return 0
+    limit = median / fraction if res["kind"] == "latency" else fraction * median
+    if not _worse(res["kind"], value, limit):
+        return 0
+    res["passed"] = False
+    res["failure_kind"] = "slow_vs_peers"
+    res["peer_median"] = round(median, 3)
+    res["failure"] = _peer_failure(res, value, median, peers, fraction)
+    return 1
