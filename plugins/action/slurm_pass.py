@@ -26,7 +26,6 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import launcher
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
 display = Display()
@@ -131,7 +130,7 @@ class ActionModule(ActionBase):
             )
             if now >= next_line or step == "done":
                 next_line = now + args["progress_interval"]
-                text = launcher.progress_text(job, progress.line(status["states"], args["label"]), args["label"])
+                text = launcher.progress_text(job, status["states"], args["label"])
                 if text != last_text:
                     display.display(text)
                     last_text = text

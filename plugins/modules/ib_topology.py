@@ -321,7 +321,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import CHECKS
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.module import run
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.phy import with_serials
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.phy import annotate_links
 
 ARGUMENT_SPEC = dict(
     path=dict(type="path"),
@@ -356,11 +357,23 @@ ARGUMENT_SPEC = dict(
 )
 
 
+def run_with_phy(params, check_mode=False):
+    """subnet/module.run, then (issue 22) each link named by its cable as the PHY findings name it: the PHY
+    verdict is validate/'s, a layer above subnet/, so the two meet here."""
+    result = run(params, check_mode)
+    if params["phy"]:
+        try:
+            result["cables_with_serials"] = annotate_links(result, params["phy"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModuleError("phy: %s (give the phy_verdict filter's result)" % exc)
+    return result
+
+
 def main():
     module = AnsibleModule(
         argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("golden", "golden_path")], supports_check_mode=True
     )
-    respond(module, with_serials(run), module.params, module.check_mode)
+    respond(module, run_with_phy, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

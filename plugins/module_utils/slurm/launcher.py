@@ -27,6 +27,7 @@ import re
 import shlex
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _remediate
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress as _progress
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule as _schedule
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles as _sidefiles
 
@@ -447,15 +448,23 @@ def next_step(job, waited_s, started_s, start_timeout_s, run_timeout_s):
     return "cancel_overdue" if started_s >= run_timeout_s else "wait"
 
 
-def progress_text(job, line, label):
-    """The controller's line: the runners' progress (validate/progress.line) once they report, else where
-    the job stands in Slurm."""
-    if line and (job or {}).get("state") == "RUNNING":
+def progress_text(job, states, label):
+    """The controller's line: the runners' own progress line (validate/progress.line, as the ssh launcher
+    prints it) while the job runs, else where the job stands in Slurm and how far its rounds got."""
+    job = job or {}
+    line = _progress.line(states, label)
+    if line and job.get("state") == "RUNNING":
         return "%s (Slurm job %s)" % (line, job.get("job_id"))
-    words = "%s: Slurm job %s %s" % (label, (job or {}).get("job_id"), (job or {}).get("state"))
-    if (job or {}).get("reason"):
+    words = "%s: Slurm job %s %s" % (label, job.get("job_id"), job.get("state"))
+    if job.get("reason"):
         words += " (%s)" % job["reason"]
-    return ("%s; %s" % (words, line)) if line else words
+    reporting = [s for s in (states or {}).values() if isinstance(s, dict) and s.get("rounds_total")]
+    if reporting:
+        words += ", %d/%d rounds done" % (
+            min(int(s.get("rounds_done") or 0) for s in reporting),
+            max(int(s["rounds_total"]) for s in reporting),
+        )
+    return words
 
 
 def never_started_text(job, waited_s):

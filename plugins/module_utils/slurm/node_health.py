@@ -58,7 +58,6 @@ DEFAULTS = {
     "scontrol": "/usr/bin/scontrol",
     "node_name": "",
     "drain": False,
-    "phy": {},  # the PHY part (phy/health.py): effective-BER sentinel and module alarms, off unless enabled
     # the fleet guard: never drain this node when the nodes already held with ibtune reasons reach the limit
     "fleet_max_drain_fraction": 0.1,
     "fleet_max_drain": -1,
@@ -70,6 +69,7 @@ DEFAULTS = {
     # than maintenance_max_age_s is stale and ignored)
     "maintenance_flag": "/run/ibtune-maintenance",
     "maintenance_max_age_s": 7200,
+    "phy": {},  # the PHY part (phy/health.py): effective-BER sentinel and module alarms, off unless enabled
 }
 SCONTROL_TIMEOUT_S = 4
 

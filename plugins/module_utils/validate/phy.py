@@ -15,7 +15,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import cables as _cables
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import findings as _findings
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index
@@ -122,17 +121,3 @@ def annotate_links(result, phy):
         count += 1
     return count
 
-
-def with_serials(run):
-    """ib_topology's ``run(params, check_mode)`` with the PHY verdict's serials put on its links (``phy``)."""
-
-    def run_with_serials(params, check_mode=False):
-        result = run(params, check_mode)
-        if params.get("phy") and not result.get("failed"):
-            try:
-                result["cables_with_serials"] = annotate_links(result, params["phy"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ModuleError("phy: %s (give the phy_verdict filter's result)" % exc)
-        return result
-
-    return run_with_serials

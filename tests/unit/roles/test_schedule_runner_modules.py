@@ -1,32 +1,51 @@
-"""roles/schedule_runner installs exactly the module_utils the runner imports (their closure), so the program on
-the nodes can never miss a module a change adds to the runner's imports."""
+"""What the standalone programs' roles copy onto hosts: the closure of the program's imports (filter
+module_utils_closure), checked against the import graph test_layers reads on its own."""
 
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+from ansible_collections.ibtune.fabric.plugins.filter.install import module_utils_closure
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import imports
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "plugins" / "module_utils"))
 from test_layers import GRAPH  # noqa: E402
 
 
-def closure(start):
+def graph_closure(start):
     seen, todo = set(), [start]
     while todo:
         name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(GRAPH[name])
-    return seen
+        if name not in seen:
+            seen.add(name)
+            todo.extend(GRAPH[name])
+    return sorted(seen)
 
 
-def test_the_runners_install_list_is_its_import_closure():
+@pytest.mark.parametrize("program", ["validate/runner", "slurm/sweep_run"])
+def test_the_closure_is_every_module_the_program_imports(program):
+    assert module_utils_closure([program]) == graph_closure(program)
+
+
+def test_the_runner_role_installs_the_runners_closure_and_runs_its_main():
     listed = yaml.safe_load((ROOT / "roles" / "schedule_runner" / "vars" / "main.yml").read_text())
-    assert set(listed["__schedule_runner_modules"]) == closure("validate/runner")
-
-
-def test_the_template_runs_the_runners_main():
+    assert listed["__schedule_runner_modules"] == "{{ ['validate/runner'] | ibtune.fabric.module_utils_closure }}"
     text = (ROOT / "roles" / "schedule_runner" / "templates" / "ibtune-schedule.j2").read_text()
     assert "module_utils.validate.runner import main" in text
+
+
+def test_module_imports_reads_both_import_forms_and_a_missing_module_is_named(tmp_path):
+    source = (
+        "from ansible_collections.ibtune.fabric.plugins.module_utils.host import process\n"
+        "def f():\n"
+        "    from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.kinds import parse\n"
+        "import json\n"
+    )
+    assert imports.module_imports(source) == {"host/process", "perftest/kinds"}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.py").write_text("from ansible_collections.ibtune.fabric.plugins.module_utils.b import y\n")
+    with pytest.raises(ValueError, match="module_utils b/y does not exist"):
+        imports.closure(str(tmp_path), ["a/x"])

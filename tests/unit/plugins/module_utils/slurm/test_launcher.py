@@ -271,12 +271,20 @@ def test_missing_reason_says_what_happened_to_the_job():
     assert launcher.missing_reason(pending, never_started=text) == "no result: " + text
 
 
-def test_progress_text_before_and_while_the_runners_report():
-    assert launcher.progress_text({"job_id": "7", "state": "PENDING", "reason": "Resources"}, None, "pass 1") == (
+def test_progress_text_before_while_and_after_the_runners_report():
+    assert launcher.progress_text({"job_id": "7", "state": "PENDING", "reason": "Resources"}, {}, "pass 1") == (
         "pass 1: Slurm job 7 PENDING (Resources)"
     )
-    line = "pass 1: round 2/7, 0 sides failing, ETA 50 s (2 hosts reporting)"
-    assert launcher.progress_text({"job_id": "7", "state": "RUNNING"}, line, "pass 1") == line + " (Slurm job 7)"
+    states = {
+        "a": {"rounds_total": 3, "rounds_done": 1, "failures": 0, "round_seconds": [5.0]},
+        "b": {"rounds_total": 3, "rounds_done": 2, "failures": 1, "round_seconds": [5.0, 5.0]},
+    }
+    assert launcher.progress_text({"job_id": "7", "state": "RUNNING"}, states, "pass 1") == (
+        "pass 1: round 2/3, 1 side failing, ETA 10 s (2 hosts reporting) (Slurm job 7)"
+    )
+    assert launcher.progress_text({"job_id": "7", "state": "CANCELLED"}, states, "pass 1") == (
+        "pass 1: Slurm job 7 CANCELLED, 1/3 rounds done"
+    )
 
 
 def test_sides_of_pass_adds_exactly_the_missing_sides_with_the_jobs_reason():
