@@ -120,4 +120,3 @@ def annotate_links(result, phy):
         link["cable"] = _cables.cable_text(first, second, found)
         count += 1
     return count
-
