@@ -21,8 +21,24 @@ import xml.etree.ElementTree as ET
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import findings as _findings
 
-apply = _findings.apply
 error_messages = _findings.error_messages
+
+
+def apply(report, phy):
+    """phy.findings.apply, then the suspect-cable logic fed: a suspect cable (report/topology.py, named from the
+    failing pairs' routes) that the PHY also found at fault gets ``phy`` [the PHY findings' msgs] as corroborating
+    evidence, and those findings get ``suspect_cable: true``. Returns the report."""
+    _findings.apply(report, phy)
+    cables = report.get("suspect_cables") or []
+    if not cables:
+        return report
+    by_ends = dict((frozenset((c.get("a"), c.get("b"))), c) for c in cables)
+    for finding in report["phy_findings"]:
+        cable = by_ends.get(frozenset((finding.get("end"), finding.get("peer"))))
+        if cable is not None:
+            cable.setdefault("phy", []).append(finding["msg"])
+            finding["suspect_cable"] = True
+    return report
 
 
 def headline_part(totals):

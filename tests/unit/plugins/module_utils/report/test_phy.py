@@ -69,3 +69,15 @@ def test_a_phy_error_fails_the_run_and_is_in_the_message():
     failure = junit.find("testsuite[@name='phy']/testcase/failure")
     assert failure.get("type") == "temperature"
     assert int(junit.get("failures")) >= 1
+
+
+def test_a_phy_finding_on_a_suspect_cable_corroborates_it():
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as RP
+
+    ends = {"host:n5/mlx5_1/1": {"label": "n5 mlx5_1", "peer": "leaf2 p3", "peer_key": "switch:0xa/3"}}
+    sick = port("n5", "mlx5_1", [2e-10, 6e-10, 2e-7, 4e-10], "MT24SICK")
+    phy = findings.evaluate([port("n%d" % i, "mlx5_0", HEALTHY, "S%d" % i) for i in range(1, 5)] + [sick], ends)
+    report = {"passed": False, "totals": {}, "suspect_cables": [{"a": "leaf2 p3", "b": "n5 mlx5_1", "text": "cable"}]}
+    RP.apply(report, phy)
+    assert report["suspect_cables"][0]["phy"] == [report["phy_findings"][0]["msg"]]
+    assert report["phy_findings"][0]["suspect_cable"] is True
