@@ -180,4 +180,10 @@ checks:
   description: Each host's quick checks, when the settings named some.
   returned: always
   type: dict
+timing:
+  description: Seconds spent - bundle sent and job submitted (submit_s), submission to RUNNING (pending_s),
+    submission to the job's end (job_s), results brought back (collect_s), the whole task (total_s).
+  returned: always
+  type: dict
+  sample: {submit_s: 1.8, pending_s: 1.1, job_s: 5.3, collect_s: 0.9, total_s: 8.6}
 """
