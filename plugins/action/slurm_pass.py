@@ -131,7 +131,7 @@ class ActionModule(ActionBase):
             )
             if now >= next_line or step == "done":
                 next_line = now + args["progress_interval"]
-                text = launcher.progress_text(job, status["states"], args["label"])
+                text = launcher.progress_text(job, status["states"], args["label"], len(args["participants"]))
                 if text != last_text:
                     display.display(text)
                     last_text = text
