@@ -51,13 +51,14 @@ lowestenv: pyenv
 
 # Every layer; lanes that share nothing run side by side (scripts/test.sh), each layer's time in build/timings.txt.
 test:
-	@$(ROOT)/scripts/test.sh
+	@bash $(ROOT)/scripts/test.sh
 
 lint: pyenv
 	yamllint -s .
 	ruff check .
 	ruff format --check plugins tests bench
 	$(BIN)/python scripts/check_argspecs.py
+	$(BIN)/python scripts/check_plugin_docs.py
 	$(BIN)/python scripts/argspec_docs.py --check
 	antsibull-changelog lint
 	ansible-lint --offline -q

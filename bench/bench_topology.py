@@ -15,7 +15,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, ".collections"))
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as R  # noqa: E402
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import run_checks  # noqa: E402
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import fabric_view, run_checks  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.checks import check_rail_alignment  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.model import Index  # noqa: E402
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover, parse_lfts  # noqa: E402
@@ -121,6 +121,11 @@ def main():
     )
     wall, cpu, found = timed(lambda: run_checks(topo))
     print("fabric checks on it: %.0f ms wall, %.0f ms CPU; %d findings" % (wall, cpu, len(found)))
+    wall, cpu, view = timed(lambda: fabric_view(topo))
+    print(
+        "oversubscription per switch, rail group and tier, and the dragonfly test, on it: %.0f ms wall, %.0f ms CPU; %s"
+        % (wall, cpu, view["oversubscription"]["text"])
+    )
 
     big, inventory = rail_fabric(512, 8)
     wall, cpu, btopo = timed(lambda: parse_ibnetdiscover(big))
@@ -137,6 +142,11 @@ def main():
     )
     wall, cpu, aligned = timed(lambda: check_rail_alignment(btopo, mapped, index=index))
     print("rail alignment on it: %.0f ms wall, %.0f ms CPU; %d findings" % (wall, cpu, len(aligned)))
+    wall, cpu, bview = timed(lambda: fabric_view(btopo, mapped, index=index))
+    print(
+        "oversubscription, rail groups and tiers on it: %.0f ms wall, %.0f ms CPU; %s; %d rail groups"
+        % (wall, cpu, bview["oversubscription"]["text"], len(bview["oversubscription"]["rail_groups"]))
+    )
 
     with open(os.path.join(FIX, "ndr582-sim.ibnetdiscover")) as handle:
         sim = parse_ibnetdiscover(handle.read())
@@ -166,6 +176,20 @@ def main():
             "  round %d: %3d pairs, +%3d ISL directions (%4d/%d), e.g. %s"
             % (n, len(pairs), gain, total, plan["total"], "; ".join("%s <- %s" % tuple(p) for p in pairs[:2]))
         )
+    load_first = fabric_view(sim)["oversubscription"]["load_first"]
+    wall, cpu, first = timed(lambda: R.plan_cover(None, lfts, sim, max_rounds=8, load_first=load_first), repeat=1)
+    print(
+        "cover_links loading the uplinks of the leaves above 1:1 first (%d ports, %d directions): %.1f s wall, "
+        "%.1f s CPU; their directions per round %s; all ISLs covered in %d rounds"
+        % (
+            len(load_first),
+            first["load_first"]["directions"],
+            wall / 1000.0,
+            cpu / 1000.0,
+            first["load_first"]["per_round"],
+            len(first["rounds"]),
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # Everything `make test` and `make demo` need on a fresh Debian 12 machine, as root.
 # Every step is skipped when its result is already in place.
 # Parts: `lowest` (the venv of the lowest ansible-core claimed), `python` (the venvs and the collections path: lint, sanity, build), `host` (python + the Debian
-# packages the unit tests run for real: ibsim, opensm, perftest, promtool, chromium...), `all` (default: host +
+# packages the unit tests run for real: ibsim, opensm, perftest, promtool, chromium, Open MPI...), `all` (default: host +
 # dockerd + the Molecule/lab images). The inner loop (`make unit`, `make lint`) never waits for dockerd or images.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,8 +41,16 @@ if [ "$part" = python ] && python3 -c 'import ensurepip' 2>/dev/null && command 
   exit 0
 fi
 
+# On a fresh machine the venvs (pip) and the Debian packages (apt) are both mostly downloads: when this Python can
+# make venvs without python3-venv, the venvs are built while apt installs (the collections path needs unzip: after).
+venvs_pid=""
+if python3 -c 'import ensurepip' 2>/dev/null; then
+  (ensure_venv "$here/.venv" "$here/requirements/dev.lock" && ensure_venv "$here/.venv-sanity" "$here/requirements/sanity.lock") &
+  venvs_pid=$!
+fi
+
 need_pkgs=()
-for p in docker.io mmdebstrap unzip python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags; do
+for p in docker.io mmdebstrap unzip python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags openmpi-bin; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
@@ -57,6 +65,10 @@ for svc in prometheus prometheus-node-exporter; do
   fi
 done
 
+if [ -n "$venvs_pid" ] && ! wait "$venvs_pid"; then
+  echo "bootstrap.sh: building the venvs failed (see above)" >&2
+  exit 1
+fi
 if [ "$part" = host ] || [ "$part" = python ]; then
   python_side
   exit 0

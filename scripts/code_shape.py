@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Print the shape of the collection's Python: files and lines per package, the largest functions, and the
 cyclomatic complexity distribution (ruff's C901 / McCabe figures, graded like radon: A 1-5, B 6-10, C 11-20,
 D 21-30, E 31-40, F 41+).
@@ -103,7 +102,7 @@ def shape(paths, top):
         package = package_of(path)
         packages[package] += 1
         with open(path, encoding="utf-8") as handle:
-            package_lines[package] += sum(1 for _ in handle)
+            package_lines[package] += sum(1 for _line in handle)
         functions.extend((path, name, line, length) for name, line, length in function_lengths(path))
     scores = complexities(paths)
     rows = []
@@ -115,7 +114,7 @@ def shape(paths, top):
         "files": len(files),
         "functions": len(rows),
         "packages": {name: {"files": packages[name], "lines": package_lines[name]} for name in sorted(packages)},
-        "grades": {letter: grades.get(letter, 0) for letter, _ in GRADES},
+        "grades": {letter: grades.get(letter, 0) for letter, _upper in GRADES},
         "over_10": sum(1 for row in rows if row["complexity"] > 10),
         "largest": sorted(rows, key=lambda row: -row["lines"])[:top],
         "most_complex": sorted(rows, key=lambda row: -row["complexity"])[:top],

@@ -3,9 +3,10 @@
 #
 #   bootstrap-host                      Debian packages, the venvs, the collections path (everything needs them)
 #   then side by side:
-#     lane "containers": images -> the Molecule scenarios (molecule/ORDER), one at a time -> bench-smoke
+#     lane "containers": images -> the Molecule scenarios (molecule/ORDER), one at a time
 #     lane "python":     lint -> sanity -> unit -> browser -> promtool -> build -> unit/sanity on the
-#                        lowest ansible-core requires_ansible claims (requirements/lowest.lock)
+#                        lowest ansible-core requires_ansible claims (requirements/lowest.lock) -> bench-smoke
+#                        (its own containers, ibt-labbench-*: it waits for the images, never for a scenario)
 # The lanes share no container, port or file: the Molecule scenarios and the bench use their own container names,
 # the python lane starts no container. A layer's output goes to build/logs/<layer>.log and is printed whole when
 # it ends (one layer at a time, never interleaved). TEST_LANES=1 runs everything one after the other.
@@ -16,6 +17,7 @@ cd "$root"
 logs="$root/build/logs"
 timings="$root/build/timings.txt"
 mkdir -p "$logs"
+rm -f "$logs/.images.done" "$logs/.images.failed"
 : >"$timings"
 lanes=${TEST_LANES:-2}
 start_all=$(date +%s)
@@ -37,25 +39,45 @@ layer() {
   return $rc
 }
 
-# A lane stops at its first failing layer (the other lane goes on, so one run shows every failure it can).
+# Every layer of a lane runs even when an earlier one failed (they do not depend on each other), so one run shows
+# every failure and every layer's time; the lane's status is non-zero when any of its layers failed.
 python_lane() {
-  layer python lint make --no-print-directory lint || return 1
-  layer python sanity make --no-print-directory sanity || return 1
-  layer python unit make --no-print-directory unit || return 1
-  layer python browser make --no-print-directory browser || return 1
-  layer python promtool make --no-print-directory promtool || return 1
-  layer python build make --no-print-directory build || return 1
-  layer python unit-lowest make --no-print-directory unit-lowest || return 1
-  layer python sanity-lowest make --no-print-directory sanity-lowest || return 1
+  local rc=0
+  layer python lint make --no-print-directory lint || rc=1
+  layer python sanity make --no-print-directory sanity || rc=1
+  layer python unit make --no-print-directory unit || rc=1
+  layer python browser make --no-print-directory browser || rc=1
+  layer python promtool make --no-print-directory promtool || rc=1
+  layer python build make --no-print-directory build || rc=1
+  layer python unit-lowest make --no-print-directory unit-lowest || rc=1
+  layer python sanity-lowest make --no-print-directory sanity-lowest || rc=1
+  if wait_for_images; then
+    layer python bench-smoke "$root/scripts/bench-smoke.sh" || rc=1
+  else
+    rc=1
+  fi
+  return $rc
+}
+
+# bench-smoke needs the lab image the containers lane builds first.
+wait_for_images() {
+  while [ ! -e "$logs/.images.done" ]; do
+    [ -e "$logs/.images.failed" ] && { echo "bench-smoke: the images did not build (build/logs/images.log)"; return 1; }
+    sleep 5
+  done
 }
 
 containers_lane() {
-  layer containers images "$root/scripts/bootstrap.sh" all || return 1
-  local s
+  if ! layer containers images "$root/scripts/bootstrap.sh" all; then
+    touch "$logs/.images.failed"
+    return 1
+  fi
+  touch "$logs/.images.done"
+  local s rc=0
   for s in ${SCENARIOS:-$("$root/scripts/list-scenarios.sh")}; do
-    layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || return 1
+    layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || rc=1
   done
-  layer containers bench-smoke make --no-print-directory bench-smoke || return 1
+  return $rc
 }
 
 export PATH="$root/.venv/bin:$PATH"
@@ -68,10 +90,10 @@ if [ "$lanes" -ge 2 ]; then
   wait "$containers_pid"
   containers_rc=$?
 else
-  python_lane
-  python_rc=$?
   containers_lane
   containers_rc=$?
+  python_lane
+  python_rc=$?
 fi
 total=$(($(date +%s) - start_all))
 printf '%-24s %-10s %6ss  (python lane rc=%d, containers lane rc=%d)\n' total all "$total" "$python_rc" "$containers_rc" >>"$timings"

@@ -8,6 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import NcclEnvPlanError, plan_env, profile_for
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, nccl_qos_env
 
 _KEYS = (
     "profile",
@@ -20,6 +21,9 @@ _KEYS = (
     "derive_hca",
     "nccl_version",
     "fabric",
+    "qos_model",
+    "use_qos",
+    "inspector",
 )
 
 
@@ -31,6 +35,16 @@ def nccl_env_plan(spec):
         raise AnsibleFilterError("nccl_env_plan: unknown key(s) %s: use %s." % (", ".join(unknown), ", ".join(_KEYS)))
     args = dict(spec)
     fabric = args.pop("fabric", None)
+    model = args.pop("qos_model", None)
+    if _truthy(args.pop("use_qos", False)) and model:
+        # the QoS model's NCCL variable (NCCL_IB_SL or NCCL_IB_TC), as the qos_nccl_env filter gives it
+        try:
+            args["qos_env"] = nccl_qos_env(model)
+        except QosModelError as exc:
+            raise AnsibleFilterError(str(exc))
+    for key in ("derive_hca",):
+        if key in args:
+            args[key] = _truthy(args[key])
     try:
         args["profile"] = profile_for(args.get("profile"), fabric)
         plan = plan_env(**args)
@@ -40,6 +54,21 @@ def nccl_env_plan(spec):
     return plan
 
 
+def _truthy(value):
+    """Task vars come as strings when templated one by one ('True'): read them as Ansible's bool filter does."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on", "y")
+    return bool(value)
+
+
+def nccl_env_profile(profile, fabric=None):
+    """nccl_env's profile: the given one, or from fabric.link_layer (Ethernet -> roce, else ib)."""
+    try:
+        return profile_for(profile, fabric)
+    except NcclEnvPlanError as exc:
+        raise AnsibleFilterError("nccl_env: %s" % exc)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"nccl_env_plan": nccl_env_plan}
+        return {"nccl_env_plan": nccl_env_plan, "nccl_env_profile": nccl_env_profile}

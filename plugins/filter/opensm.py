@@ -6,7 +6,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import qos_keys, ufm_evidence
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.opensm import qos_keys, ufm_evidence, unknown_keys
 
 
 def opensm_qos_keys(model, policy_file, options=None):
@@ -17,6 +17,14 @@ def opensm_ufm_evidence(existing_paths, unit_names=None):
     return ufm_evidence(existing_paths, unit_names or ())
 
 
+def opensm_unknown_keys(defaults_text, keys, options=None):
+    return unknown_keys(defaults_text, keys, options)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"opensm_qos_keys": opensm_qos_keys, "opensm_ufm_evidence": opensm_ufm_evidence}
+        return {
+            "opensm_qos_keys": opensm_qos_keys,
+            "opensm_ufm_evidence": opensm_ufm_evidence,
+            "opensm_unknown_keys": opensm_unknown_keys,
+        }

@@ -13,6 +13,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import (
     normalize_model,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import nccl_tc as _nccl_tc
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.module import roce_interfaces, valid_interfaces
 
 
 def nccl_tc(dscp, ecn="ect0"):
@@ -36,6 +37,20 @@ def qos_nccl_env(model, fabric=None):
         raise AnsibleFilterError(str(exc))
 
 
+def qos_roce_interfaces(explicit, facts=None):
+    return roce_interfaces(explicit, facts)
+
+
+def qos_interfaces_valid(value):
+    return valid_interfaces(value)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"nccl_tc": nccl_tc, "qos_model": qos_model, "qos_nccl_env": qos_nccl_env}
+        return {
+            "nccl_tc": nccl_tc,
+            "qos_model": qos_model,
+            "qos_nccl_env": qos_nccl_env,
+            "qos_roce_interfaces": qos_roce_interfaces,
+            "qos_interfaces_valid": qos_interfaces_valid,
+        }

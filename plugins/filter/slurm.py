@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter slurm_topology_conf: Slurm's tree topology.conf from {leaf: [hosts]} (docs in slurm_topology_conf.yml)."""
+"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}) and slurm_verdict (what
+slurm_remediate would drain and resume from a report), docs in slurm_topology_conf.yml, slurm_verdict.yml."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -18,6 +19,14 @@ def slurm_topology_conf(leaves, spine="spine", header=None):
         raise AnsibleFilterError("slurm_topology_conf: %s" % exc)
 
 
+def slurm_verdict(report):
+    if not isinstance(report, dict):
+        raise AnsibleFilterError(
+            "slurm_verdict: the report must be a dict (report.json), got %s" % type(report).__name__
+        )
+    return _slurm.verdict_from_report(report)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"slurm_topology_conf": slurm_topology_conf}
+        return {"slurm_topology_conf": slurm_topology_conf, "slurm_verdict": slurm_verdict}

@@ -40,6 +40,12 @@ options:
   duration:
     description: Seconds per test, recorded in the results.
     type: int
+  size:
+    description: The message size tested, recorded in the results (the baseline compares like with like).
+    type: str
+  qps:
+    description: The queue pairs per test, recorded in the results (the baseline compares like with like).
+    type: int
   bidirectional:
     description: Bidirectional bandwidth (doubles the rate-based threshold).
     type: bool
@@ -101,6 +107,13 @@ failure_kinds:
   description: Failed results per failure kind.
   returned: always
   type: dict
+refused:
+  description:
+    - One sentence per side result the plan holds no pair for (refused, never merged into a result); a side that
+      came back twice fails its pair as C(refused).
+  returned: always
+  type: list
+  elements: str
 failures:
   description: The first 20 failed pairs, one sentence each.
   returned: always
@@ -116,6 +129,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
 
 SETTINGS = (
     "test",
+    "size",
+    "qps",
     "duration",
     "bidirectional",
     "min_gbps",
@@ -131,7 +146,9 @@ def run_module(module):
     with open(p["plan"]) as handle:
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in SETTINGS)
-    results = join_utils.join_pass(plan["pairs"], p["sides"], plan["rails"], settings)
+    results, refused = join_utils.join_checked(plan["pairs"], p["sides"], plan["rails"], settings)
+    for sentence in refused[:20]:
+        module.warn(sentence)
     if not module.check_mode:
         plan_utils.write_json(p["dest"], results)
     counts = join_utils.summary(results)
@@ -149,6 +166,7 @@ def run_module(module):
         failed_results=counts["failed"],
         failure_kinds=counts["failure_kinds"],
         failures=failures,
+        refused=refused,
         msg="pass %s: %d pair result(s), %d failed%s"
         % (
             plan.get("pass"),
@@ -168,6 +186,8 @@ def main():
             sides=dict(type="list", elements="dict", required=True),
             test=dict(type="str", default="write"),
             duration=dict(type="int"),
+            size=dict(type="str"),
+            qps=dict(type="int"),
             bidirectional=dict(type="bool", default=False),
             min_gbps=dict(type="float"),
             min_link_fraction=dict(type="float"),

@@ -127,6 +127,27 @@ options:
         route, in the forwarding tables OpenSM programmed), orders hosts by leaf and port, and counts the
         topology's C(switch_counter_violations) as failures like host ones.
     type: dict
+  host_rails:
+    description:
+      - Per host, the rails it should be measured on (rail names, or the rail dicts of the plan). A host is in
+        RV(passed_hosts) only when every one of them has a passing result; a rail without one is a failure of kind
+        C(untested). Default is the rails each host's results carry.
+    type: dict
+  switch_groups:
+    description:
+      - Per host, the leaf switch it hangs off (a name), or per rail (a dict of rail name or device to switch), as
+        the inventory says it (the role's C(fabric_validate_group_var)). Used to tell a fault above the hosts (a
+        leaf's uplinks, a spine) from a bad node when O(topology) and O(lldp) do not say it; without any of them the
+        grouping is inferred from the results (hosts that pass with each other and fail across).
+    type: dict
+  lldp:
+    description:
+      - Per host, its LLDP neighbours as lldpd prints them (C(lldpctl -f json), text or decoded), to group the
+        hosts by switch on Ethernet fabrics. O(topology) wins over it, it wins over O(switch_groups).
+    type: dict
+  netdevs:
+    description: "Per host, C({device: [netdev]}) (or ib_facts' devices), to map O(lldp)'s interfaces to RDMA devices."
+    type: dict
   phy:
     description:
       - The physical layer's verdict as the C(fabric_validate) PHY stage hands it over (the C(phy_verdict) filter over
@@ -137,7 +158,7 @@ options:
   checks:
     description:
       - Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
-        multi-node NCCL check): C({suite, name, kind, passed, message, hosts, figures, culprits}).
+        multi-node NCCL check) - C({suite, name, kind, passed, message, hosts, figures, culprits}).
       - A failed check fails the report; each culprit C({host, reason, failure_kind}) is a failed host, the other
         hosts of the checks passed hosts. They appear in every file (a JUnit testsuite per suite, a section of
         summary.md and report.html, C(ibtune_check_passed) in ibtune.prom). Without pair results the report is the
@@ -253,9 +274,10 @@ failed_pairs:
 failed_hosts:
   description:
     - Every host meant to be validated that failed, one entry each - C(failure_kind) is the most important
-      reason's (C(preflight), C(unreachable), C(bad_node), C(suspect_node), C(counters), C(bad_link),
-      C(missing_rail), C(regression), C(unmeasured), or the failure kind of all its pairs), C(reason) the
-      sentences.
+      reason's (C(preflight), C(unreachable), C(bad_node), C(intermittent), C(suspect_node), C(counters),
+      C(saturated), C(bad_link), C(missing_rail), C(invalid), C(regression), C(unmeasured), C(untested),
+      C(ungated), or the failure kind of all its pairs), C(reason) the sentences, C(culprit) whether the verdict
+      blames the host itself (M(ibtune.fabric.slurm_remediate) drains only those).
   returned: always
   type: list
   elements: dict
@@ -281,8 +303,11 @@ systemic:
   sample: "no RDMA device on any host (every pair failed with no_device)"
 suspect_nodes:
   description:
-    - Hosts named as culprits. C(verdict) is C(bad_node) (failed again with a known-good partner) or C(suspect)
-      (first pass only); C(failed_with) lists the first-pass partners it failed with; C(retest) the second pass.
+    - Hosts named as culprits, per rail. C(verdict) is C(bad_node) (failed on a rail with every partner, a
+      known-good one of the retest included), C(intermittent) (failed in pass 1 with every partner, passed a retest)
+      or C(suspect) (first pass only, or a known-good partner that failed its retest); C(failed_with) lists the
+      partners it failed with; C(devices) and C(rails) where; C(retest) the second pass. A host that reached line
+      rate with part of the fabric on a rail is never C(bad_node) on it.
   returned: always
   type: list
   elements: dict
@@ -312,6 +337,29 @@ suspect_links:
       threshold_gbps: 360.0
       failure: "180.1 Gb/s < 360.0 Gb/s"
       verdict: bad_link
+switch_faults:
+  description:
+    - Faults above the hosts, each C(verdict=switch_fault) with C(scope) (C(leaf) - the uplinks of one leaf,
+      C(between) - two groups, C(spine) - a spine or its cables, C(spine_layer) - every pair across leaves failed,
+      C(path) - the path above one host, C(fabric) - spread failures no grouping places), C(switches) (the
+      switch names when known), C(groups) (switch -> hosts), C(hosts) (the hosts whose pairs fail), C(source)
+      (C(topology), C(lldp), C(inventory), C(inferred)), C(rail), C(failing), C(tested), C(inside_passing), C(pairs),
+      the worst figures and C(text). Their hosts are not in RV(failed_hosts) for them.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - verdict: switch_fault
+      scope: leaf
+      switches: [leaf3]
+      hosts: [node09, node10, node11, node12]
+      source: inventory
+      rail: "mlx5_0:1"
+      failing: 112
+      tested: 448
+      inside_passing: 48
+      text: "switch fault on rail mlx5_0:1: the uplinks of leaf3 (112 of 448 pairs across switches failed, 180.0 Gb/s
+        < 360.0 Gb/s; 48 pairs inside a switch passed): not the hosts"
 suspect_cables:
   description:
     - Cables on the failing pairs' routes and on no passing pair's route, each with a and b (switch or CA end
@@ -415,6 +463,10 @@ ARGUMENT_SPEC = dict(
     fail_on_failure=dict(type="bool", default=True),
     run_id=dict(type="str"),
     topology=dict(type="dict"),
+    host_rails=dict(type="dict"),
+    switch_groups=dict(type="dict"),
+    lldp=dict(type="dict"),
+    netdevs=dict(type="dict"),
     phy=dict(type="dict"),
     checks=dict(type="list", elements="dict", default=[]),
 )

@@ -22,7 +22,9 @@ description:
     increase by default. Congestion counters (port_xmit_wait...) are reported, not gated, unless given in
     O(thresholds).
   - Counters pinned at their bit-width maximum are listed in C(saturated). Such a counter can no longer
-    show an increase, so "no increase" would be a lie; clear them (C(perfquery -R)) before a run.
+    show an increase, so "no increase" would be a lie; clear them (C(perfquery -R)) before a run. One of a gated
+    class (C(gated), a threshold >= 0, the physical ones by default) fails the port like a violation (when
+    O(fail_on_violation)), with the fix in the message.
   - Values like C(N/A (no PMA)) and drivers without C(counters/) are skipped, not errors.
 extends_documentation_fragment:
   - ibtune.fabric.sysfs
@@ -89,11 +91,14 @@ violations:
   sample:
     - {device: mlx5_0, port: 1, counter: symbol_error, before: 10, after: 12, delta: 2, allowed: 0, category: physical}
 saturated:
-  description: Counters pinned at their maximum (stuck); increases on them are invisible.
+  description:
+    - Counters pinned at their maximum (stuck); increases on them are invisible. C(gated) when an increase of it
+      fails the port, C(source) C(sysfs) (the widths of C(COUNTER_WIDTHS)).
   returned: always
   type: list
   elements: dict
-  sample: [{device: mlx5_0, port: 1, counter: local_link_integrity_errors, value: 15, width: 4}]
+  sample: [{device: mlx5_0, port: 1, counter: local_link_integrity_errors, value: 15, width: 4, source: sysfs,
+            gated: true}]
 thresholds:
   description: The allowed increases in force (defaults merged with O(thresholds)).
   returned: always
@@ -111,6 +116,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.host.counters import
     deltas,
     describe_violations,
     effective_thresholds,
+    describe_saturated,
     saturated,
     snapshot,
     unknown_thresholds,
@@ -155,11 +161,14 @@ def main():
         counters=current,
         deltas=deltas(previous, current) if previous else {},
         violations=found,
-        saturated=saturated(current),
+        saturated=saturated(current, thresholds),
         thresholds=effective_thresholds(thresholds),
     )
-    if found:
-        result["msg"] = describe_violations(found)
+    stuck = [s for s in result["saturated"] if s["gated"]]
+    if found or stuck:
+        result["msg"] = " ".join(
+            ([describe_violations(found)] if found else []) + ([describe_saturated(stuck)] if stuck else [])
+        )
         if params["fail_on_violation"]:
             module.fail_json(**result)
     else:

@@ -22,6 +22,10 @@ description:
   - Checks rail alignment, rails missing from the fabric, switch ports down where a cable is expected,
     links below the fabric's norm in width or speed, unequal parallel trunks, factory or duplicate node
     descriptions, and drift against a golden topology. Each finding names switch, port and peer.
+  - Says whether the fabric is non-blocking as it trained - the sum of a switch's links down against the sum
+    of its links up, per switch, rail group and tier, against O(max_oversubscription) - whether the switches of
+    a tier spread their links evenly over the tier below, and recognises a dragonfly (groups joined by global
+    links), judging the bandwidth between every two groups.
   - Every tool runs as an argument list with a timeout, in its own process group.
   - Never changes the fabric; the tools only read (C(ibqueryerrors) runs without its clear options).
 extends_documentation_fragment:
@@ -116,7 +120,20 @@ options:
     type: list
     elements: str
     choices: [rail_alignment, missing_rail, port_down, link_below_norm, unequal_trunk, factory_description,
-              duplicate_description, drift]
+              duplicate_description, drift, oversubscription, tier_balance, dragonfly_global]
+  max_oversubscription:
+    description:
+      - The design's ratio of a switch's trained down bandwidth (host ports, links to a lower tier) to its
+        trained up bandwidth (links to a higher tier, lateral or global links); a switch above it is a finding
+        (C(oversubscription)). C(1.0) is non-blocking, C(2.0) a 2:1 design.
+    type: float
+    default: 1.0
+  min_global_gbps:
+    description:
+      - In a dragonfly, the Gb/s every two groups should have between them; C(0) takes the most common total of
+        this fabric's group pairs. A group pair below it is a finding (C(dragonfly_global)).
+    type: float
+    default: 0
   ca:
     description: The local CA the tools use (C(-C)); default the first one.
     type: str
@@ -138,6 +155,12 @@ options:
     description: Also return the tools' raw outputs in RV(outputs) (to save a golden topology).
     type: bool
     default: false
+  phy:
+    description:
+      - A PHY verdict (the C(phy_verdict) filter over M(ibtune.fabric.ib_phy) readings) - every link one end of which
+        was read gets C(serials) (end label to module serial) and C(cable), the name the PHY findings use, so a cable
+        is named the same way in the topology, the PHY findings and the suspect-cable verdict.
+    type: dict
 notes:
   - The tools need the C(ib_umad) kernel module and read access to C(/dev/infiniband/umad*) (root, or the
     C(rdma) group on distributions that grant it); C(ibnetdiscover) takes about a second per few hundred nodes.
@@ -175,7 +198,8 @@ cas:
   type: list
   elements: dict
 links:
-  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation).
+  description: Cables; each with a and b (guid, port, type), width, speed and kind (isl, host, aggregation); with
+    O(phy) also C(serials) and C(cable) where an end was read.
   returned: always
   type: list
   elements: dict
@@ -251,8 +275,26 @@ switch_saturated:
   returned: when switch counters were read
   type: list
   elements: dict
+oversubscription:
+  description:
+    - The fabric's ratios as trained; C(design), C(switches) (switch, guid, tier, group, rail_group, down_ports,
+      down_gbps, up_ports, up_gbps, ratio, judged, oversubscribed), C(tiers) and C(rail_groups) (switches,
+      down_gbps, up_gbps, ratio, max_ratio, worst, above_design), C(load_first) ([switch guid, port] of the
+      uplinks of the switches above the design) and C(text).
+  returned: always
+  type: dict
+  sample: {design: 1.0, text: "oversubscription as trained: 31 leaves 0.89:1..1.20:1, 12 above the design 1.00:1",
+           load_first: [["0x2c5eab0300b87b40", 33]]}
+dragonfly:
+  description:
+    - When the subnet is a dragonfly, its C(groups) (group, name, switches, leaves, spines, host_ports, host_gbps,
+      global_links, global_gbps, ratio), the group C(pairs) (groups, names, links, gbps, cables, weakest),
+      C(design_gbps), C(design_declared), C(global_links) and C(text); null otherwise.
+  returned: always
+  type: dict
 summary:
-  description: Counts of switches, cas, links, isls, leaves, spines, errors and warnings.
+  description: Counts of switches, cas, links, isls, leaves, spines, errors, warnings, oversubscribed switches,
+    dragonfly_groups, and max_leaf_oversubscription (the worst leaf's ratio, null without one).
   returned: always
   type: dict
 warnings_seen:
@@ -264,164 +306,74 @@ outputs:
   description: Raw tool outputs by tool name, with O(return_outputs).
   returned: when O(return_outputs)
   type: dict
+messages:
+  description: Every sentence of RV(findings) and RV(switch_counter_violations), findings first (the role prints them).
+  returned: always
+  type: list
+  elements: str
 msg:
   description: Summary; names the findings.
   returned: always
   type: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as swc
-from ansible_collections.ibtune.fabric.plugins.module_utils.host.process import run_once
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import CHECKS, analyse
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.drift import load_golden
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_lfts
-from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.rails import hosts_from_facts
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import CHECKS
+from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.module import run
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.phy import annotate_links
+
+ARGUMENT_SPEC = dict(
+    path=dict(type="path"),
+    linkinfo=dict(type="bool", default=True),
+    linkinfo_path=dict(type="path"),
+    routes=dict(type="bool", default=False),
+    routes_path=dict(type="path"),
+    switch_counters=dict(type="bool", default=False),
+    errors_path=dict(type="path"),
+    switch_data_counters=dict(type="bool", default=False),
+    data_counters_path=dict(type="path"),
+    data_counters_previous=dict(type="dict"),
+    traffic_min_bytes=dict(type="int", default=1 << 20),
+    counters_previous=dict(type="dict"),
+    counter_thresholds=dict(type="dict", default={}),
+    hosts=dict(type="dict", default={}),
+    facts=dict(type="dict", default={}),
+    golden=dict(type="raw"),
+    golden_path=dict(type="path"),
+    rail_alignment=dict(type="bool", default=True),
+    rail_groups=dict(type="dict"),
+    checks=dict(type="list", elements="str", choices=list(CHECKS)),
+    max_oversubscription=dict(type="float", default=1.0),
+    min_global_gbps=dict(type="float", default=0.0),
+    ca=dict(type="str"),
+    ca_port=dict(type="int"),
+    bin_dir=dict(type="path"),
+    timeout=dict(type="int", default=120),
+    fail_on_findings=dict(type="bool", default=False),
+    return_outputs=dict(type="bool", default=False),
+    phy=dict(type="dict"),
+)
 
 
-def _read(module, path, what):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot read %s %s (%s): give a readable saved output." % (what, path, exc))
-
-
-def _tool(module, name, extra=()):
-    params = module.params
-    if params["bin_dir"]:
-        exe = os.path.join(params["bin_dir"], name)
-    else:
-        exe = module.get_bin_path(name)
-    if not exe or not os.path.exists(exe):
-        module.fail_json(
-            msg="%s not found on %s: install infiniband-diags there, run on the subnet manager host, or give "
-            "a saved output." % (name, params["bin_dir"] or "PATH")
-        )
-    argv = [exe] + list(extra)
-    if params["ca"]:
-        argv += ["-C", params["ca"]]
-    if params["ca_port"] is not None:
-        argv += ["-P", str(params["ca_port"])]
-    res = run_once(argv, params["timeout"])
-    if res["timed_out"]:
-        module.fail_json(
-            msg="%s did not finish in %ds and was killed: raise timeout or check the fabric (a hung port "
-            "stalls the sweep)." % (name, params["timeout"])
-        )
-    if res["rc"] != 0 and not (
-        name == "ibqueryerrors" and ("## Summary" in res["stdout"] or "Data Counters for" in res["stdout"])
-    ):
-        last = (res["stderr"].strip().splitlines() or ["no error output"])[-1]
-        module.fail_json(
-            msg="%s exited %s: %s; run it where the fabric is visible (ib_umad loaded, access to "
-            "/dev/infiniband/umad*)." % (name, res["rc"], last)
-        )
-    return res["stdout"]
+def run_with_phy(params, check_mode=False):
+    """subnet/module.run, then (issue 22) each link named by its cable as the PHY findings name it: the PHY
+    verdict is validate/'s, a layer above subnet/, so the two meet here."""
+    result = run(params, check_mode)
+    if params["phy"]:
+        try:
+            result["cables_with_serials"] = annotate_links(result, params["phy"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModuleError("phy: %s (give the phy_verdict filter's result)" % exc)
+    return result
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            path=dict(type="path"),
-            linkinfo=dict(type="bool", default=True),
-            linkinfo_path=dict(type="path"),
-            routes=dict(type="bool", default=False),
-            routes_path=dict(type="path"),
-            switch_counters=dict(type="bool", default=False),
-            errors_path=dict(type="path"),
-            switch_data_counters=dict(type="bool", default=False),
-            data_counters_path=dict(type="path"),
-            data_counters_previous=dict(type="dict"),
-            traffic_min_bytes=dict(type="int", default=1 << 20),
-            counters_previous=dict(type="dict"),
-            counter_thresholds=dict(type="dict", default={}),
-            hosts=dict(type="dict", default={}),
-            facts=dict(type="dict", default={}),
-            golden=dict(type="raw"),
-            golden_path=dict(type="path"),
-            rail_alignment=dict(type="bool", default=True),
-            rail_groups=dict(type="dict"),
-            checks=dict(type="list", elements="str", choices=list(CHECKS)),
-            ca=dict(type="str"),
-            ca_port=dict(type="int"),
-            bin_dir=dict(type="path"),
-            timeout=dict(type="int", default=120),
-            fail_on_findings=dict(type="bool", default=False),
-            return_outputs=dict(type="bool", default=False),
-        ),
-        mutually_exclusive=[("golden", "golden_path")],
-        supports_check_mode=True,
+        argument_spec=ARGUMENT_SPEC, mutually_exclusive=[("golden", "golden_path")], supports_check_mode=True
     )
-    p = module.params
-    outputs = {}
-    outputs["ibnetdiscover"] = (
-        _read(module, p["path"], "ibnetdiscover output") if p["path"] else _tool(module, "ibnetdiscover")
-    )
-    if p["linkinfo_path"]:
-        outputs["iblinkinfo"] = _read(module, p["linkinfo_path"], "iblinkinfo output")
-    elif p["linkinfo"] and not p["path"]:
-        outputs["iblinkinfo"] = _tool(module, "iblinkinfo")
-    if p["routes_path"]:
-        outputs["dump_lfts"] = _read(module, p["routes_path"], "dump_lfts output")
-    elif p["routes"]:
-        outputs["dump_lfts"] = _tool(module, "dump_lfts")
-    if p["errors_path"]:
-        outputs["ibqueryerrors"] = _read(module, p["errors_path"], "ibqueryerrors output")
-    elif p["switch_counters"]:
-        outputs["ibqueryerrors"] = _tool(module, "ibqueryerrors")
-    if p["data_counters_path"]:
-        outputs["ibqueryerrors_counters"] = _read(module, p["data_counters_path"], "ibqueryerrors --counters output")
-    elif p["switch_data_counters"]:
-        outputs["ibqueryerrors_counters"] = _tool(module, "ibqueryerrors", ["--counters", "--switch"])
-    golden = _read(module, p["golden_path"], "golden topology") if p["golden_path"] else p["golden"]
-    hosts = hosts_from_facts(p["facts"])
-    hosts.update(p["hosts"] or {})
-    try:
-        golden = load_golden(golden)
-        result = analyse(
-            outputs["ibnetdiscover"],
-            outputs.get("iblinkinfo"),
-            hosts,
-            golden,
-            p["rail_groups"],
-            p["checks"],
-            p["rail_alignment"],
-        )
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    if not result["switches"] and not result["cas"]:
-        module.fail_json(msg="ibnetdiscover output has no node: check that it is a complete ibnetdiscover output.")
-    failing = [f for f in result["findings"] if f["severity"] == "error"]
-    if "dump_lfts" in outputs:
-        result["routes"] = parse_lfts(outputs["dump_lfts"])
-    if "ibqueryerrors" in outputs:
-        snap = swc.snapshot_from_ibqueryerrors(swc.parse_ibqueryerrors(outputs["ibqueryerrors"]), result)
-        found = (
-            swc.switch_violations(p["counters_previous"], snap, result, p["counter_thresholds"], golden=golden)
-            if p["counters_previous"] is not None
-            else []
-        )
-        result.update(
-            switch_counters=snap, switch_counter_violations=found, switch_saturated=swc.switch_saturated(snap, result)
-        )
-        if found:
-            counters_msg = swc.describe(found)
-            result["msg"] = counters_msg if not result["findings"] else result["msg"] + " " + counters_msg
-            failing += found
-    if "ibqueryerrors_counters" in outputs:
-        data = swc.snapshot_from_ibqueryerrors(swc.parse_ibqueryerrors(outputs["ibqueryerrors_counters"]), result)
-        result["switch_data_counters"] = data
-        if p["data_counters_previous"] is not None:
-            result["isl_traffic"] = swc.isl_traffic(p["data_counters_previous"], data, result, p["traffic_min_bytes"])
-    if p["return_outputs"]:
-        result["outputs"] = outputs
-    result["changed"] = False
-    if failing and p["fail_on_findings"]:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    respond(module, run_with_phy, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,9 @@ options:
     type: path
     version_added: 0.3.0
   install_only:
-    description: Only write the torch benchmark to I(torch_script) (changed when its content changed) and return.
+    description:
+      - Only count the GPUs (C(gpus_found)) and, with I(torch_script), write the torch benchmark there (changed when
+        its content changed), then return.
     type: bool
     default: false
     version_added: 0.3.0
@@ -168,8 +170,9 @@ options:
     version_added: 0.3.0
   expect:
     description:
-      - What NCCL's log must show, from the plan: C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
-        C([mlx5_0])), C(gdr) (true/false), C(hosts) (default I(hosts)). Empty checks nothing.
+      - What NCCL's log must show, from the plan - C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
+        C([mlx5_0])), C(gdr) (true/false), C(channels) (C(P2P), C(SHM) or C(NET), every channel that way), C(hosts)
+        (default I(hosts)). Empty checks nothing.
     type: dict
     default: {}
     version_added: 0.3.0

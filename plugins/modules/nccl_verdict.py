@@ -20,9 +20,9 @@ description:
     and test (pass at >= I(min_curve_ratio)), and the large-message busbw against the per-NIC floor derived from
     I(rate_gbps) (I(nic_fraction) x 48 GB/s per 400 Gb/s, times the NICs each node drives)."
   - The first run of a test records its curve in I(baseline_path) (changed) when it passes; later runs compare.
-  - A failed run whose failure names no host is bisected: I(pending) holds the runs of the next round; call the
+  - A failed run whose failure names no host is bisected - I(pending) holds the runs of the next round; call the
     module again with their results and the returned I(bisections) until I(done). The verdict names a node, a
-    pair or a group (C(checks), C(culprits)), ready for M(ibtune.fabric.fabric_report)'s C(checks).
+    pair or a group (C(checks), C(culprits)), ready for M(ibtune.fabric.fabric_report)'s C(checks)."
 options:
   runs:
     description: The runs judged this round (the plan's, then I(pending) of the last round), each with C(id).

@@ -33,8 +33,9 @@ attributes:
   diff_mode:
     support: none
   idempotent:
+    description: When run twice with the same arguments, the second run changes nothing.
     support: none
-    details: Every run makes a new folder, by design.
+    details: Every run makes a new folder, by design (reported as changed=false, controller bookkeeping).
 options:
   base:
     description: The report directory (the collection's default is C(ibtune-reports) under the current directory).

@@ -157,6 +157,13 @@ current:
   type: dict
   sample:
     ens1f0np0: {trust: dscp, pfc: [0, 0, 0, 1, 0, 0, 0, 0], cnp_dscp: 48, traffic_class: 106}
+after:
+  description:
+    - Per netdev, the state this run leaves the host in, for a cross-layer check
+      (O(ibtune.fabric.qos_check#module:host_state) of M(ibtune.fabric.qos_check)); RV(current) after applying;
+      in check mode RV(desired), the state the run would set.
+  returned: always
+  type: dict
 missing:
   description: Knobs this host does not expose, as C(netdev), C(key) and C(path); they were skipped.
   returned: always
@@ -176,206 +183,35 @@ msg:
   sample: "2 ports: 7 knobs changed"
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import QosModelError, normalize_model
-from ansible_collections.ibtune.fabric.plugins.module_utils.qos.roce import (
-    RoceQosError,
-    apply_changes,
-    boot_script,
-    desired_state,
-    diff,
-    full_changes,
-    plan,
-    rdma_device_of,
-    read_current,
-    state_text,
-    validate_interface,
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.qos.module import run_roce_qos
+
+ARGUMENT_SPEC = dict(
+    interfaces=dict(
+        type="list",
+        elements="dict",
+        required=True,
+        options=dict(
+            netdev=dict(type="str", required=True),
+            rdma_device=dict(type="str"),
+            port=dict(type="int", default=1),
+        ),
+    ),
+    qos=dict(type="dict", default={}),
+    executable=dict(type="str", default="mlnx_qos"),
+    sysfs_root=dict(type="path", default="/sys"),
+    configfs_root=dict(type="path", default="/sys/kernel/config"),
+    traffic_class=dict(type="bool", default=True),
+    default_roce_tos=dict(type="bool", default=True),
+    fail_on_missing=dict(type="bool", default=False),
 )
 
 
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _read_port(module, iface, executable, desired):
-    rc, out, err = module.run_command([executable, "-i", iface["netdev"]])
-    if rc != 0:
-        module.fail_json(
-            msg="%s -i %s failed (rc %d): %s; check that the interface is a ConnectX port and mlnx_qos works."
-            % (executable, iface["netdev"], rc, (err or out).strip()[:300])
-        )
-    try:
-        return read_current(iface, out, module.params["sysfs_root"], module.params["configfs_root"], desired)
-    except MlnxQosParseError as exc:
-        module.fail_json(msg="cannot read %s -i %s: %s" % (executable, iface["netdev"], exc))
-
-
-def _run_actions(module, actions, applied):
-    """Run the actions in order; each one that succeeded is appended to applied (for a failure's changed)."""
-    for action in actions:
-        if "argv" in action:
-            rc, out, err = module.run_command(action["argv"])
-            if rc != 0:
-                module.fail_json(
-                    msg="%s failed (rc %d): %s" % (" ".join(action["argv"]), rc, (err or out).strip()[:300]),
-                    failed_action=action,
-                )
-        elif "mkdir" in action:
-            if not os.path.isdir(action["mkdir"]):
-                try:
-                    os.mkdir(action["mkdir"])
-                except OSError as exc:
-                    module.fail_json(
-                        msg="cannot create the configfs group %s: %s; is rdma_cm loaded and configfs mounted?"
-                        % (action["mkdir"], exc)
-                    )
-        else:
-            try:
-                with open(action["write"], "w") as handle:
-                    handle.write(action["value"] + "\n")
-            except (IOError, OSError) as exc:
-                module.fail_json(
-                    msg="cannot write %s to %s: %s; run as root on a host whose driver exposes this knob."
-                    % (action["value"], action["write"], exc)
-                )
-        applied.append(action)
-
-
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            interfaces=dict(
-                type="list",
-                elements="dict",
-                required=True,
-                options=dict(
-                    netdev=dict(type="str", required=True),
-                    rdma_device=dict(type="str"),
-                    port=dict(type="int", default=1),
-                ),
-            ),
-            qos=dict(type="dict", default={}),
-            executable=dict(type="str", default="mlnx_qos"),
-            sysfs_root=dict(type="path", default="/sys"),
-            configfs_root=dict(type="path", default="/sys/kernel/config"),
-            traffic_class=dict(type="bool", default=True),
-            default_roce_tos=dict(type="bool", default=True),
-            fail_on_missing=dict(type="bool", default=False),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    # A failure after some actions ran must still report changed=true: the host was changed (a partial apply).
-    applied = []
-    fail_json = module.fail_json
-
-    def fail_after_partial_apply(**kwargs):
-        if applied:
-            kwargs["changed"] = True
-            kwargs["applied_actions"] = _jsonable(applied)
-        fail_json(**kwargs)
-
-    module.fail_json = fail_after_partial_apply
-    try:
-        model = normalize_model(params["qos"])
-    except QosModelError as exc:
-        module.fail_json(msg=str(exc))
-    result = dict(changed=False, changes=[], actions=[], desired={}, current={}, missing=[], boot_script="")
-    if model["mode"] != "roce_lossless":
-        result["msg"] = "QoS mode is %s: nothing to do on RoCE host ports" % model["mode"]
-        module.exit_json(**result)
-
-    executable = params["executable"]
-    if os.sep not in executable:
-        found = module.get_bin_path(executable)
-        if not found:
-            module.fail_json(
-                msg="%s is not installed on this host: install mlnx-tools (MLNX_OFED/DOCA) or set executable."
-                % executable
-            )
-        executable = found
-    elif not os.access(executable, os.X_OK):
-        module.fail_json(msg="%s is not an executable file: install mlnx-tools or fix executable." % executable)
-
-    sysfs_root, configfs_root = params["sysfs_root"], params["configfs_root"]
-    desired = desired_state(model, params["traffic_class"], params["default_roce_tos"])
-    before_text, after_text, boot = [], [], []
-    ports = []
-    for raw in params["interfaces"]:
-        try:
-            iface = validate_interface(raw)
-        except RoceQosError as exc:
-            module.fail_json(msg=str(exc))
-        if not os.path.isdir(os.path.join(sysfs_root, "class", "net", iface["netdev"])):
-            module.fail_json(
-                msg="interface %s does not exist under %s/class/net: fix interfaces or sysfs_root."
-                % (iface["netdev"], sysfs_root)
-            )
-        if iface["rdma_device"] is None:
-            iface["rdma_device"] = rdma_device_of(sysfs_root, iface["netdev"])
-        ports.append(iface)
-
-    for iface in ports:
-        current, missing, _qos = _read_port(module, iface, executable, desired)
-        skip = {m["key"] for m in missing}
-        for item in missing:
-            result["missing"].append(dict(item, netdev=iface["netdev"]))
-        if missing and params["fail_on_missing"]:
-            module.fail_json(
-                msg="%s lacks %s: this driver does not expose the knob; use MLNX_OFED/DOCA or set "
-                "fail_on_missing=false." % (iface["netdev"], ", ".join(m["path"] for m in missing)),
-                missing=result["missing"],
-            )
-        changes = diff(desired, current, skip)
-        actions = plan(iface, changes, executable, sysfs_root, configfs_root)
-        before_text.append(state_text(iface, current))
-        boot.append((iface["netdev"], plan(iface, full_changes(desired, skip), executable, sysfs_root, configfs_root)))
-        for change in changes:
-            result["changes"].append(dict(change, netdev=iface["netdev"]))
-        result["actions"].extend(actions)
-        if actions and not module.check_mode:
-            _run_actions(module, actions, applied)
-            current, missing, _qos = _read_port(module, iface, executable, desired)
-            left = diff(desired, current, skip)
-            if left:
-                module.fail_json(
-                    msg="after applying, %s still differs: %s; the driver refused it, or firmware-controlled "
-                    "DCBX let the switch override it (see dmesg; mlnx_qos --dcbx os, or fix the switch)."
-                    % (
-                        iface["netdev"],
-                        "; ".join("%s is %s, wanted %s" % (c["key"], c["before"], c["after"]) for c in left),
-                    ),
-                    changes=result["changes"],
-                )
-            after_text.append(state_text(iface, current))
-        else:
-            expected = apply_changes(current, changes)
-            after_text.append(state_text(iface, expected))
-        result["desired"][iface["netdev"]] = _jsonable(desired)
-        result["current"][iface["netdev"]] = _jsonable(current)
-
-    result["changed"] = bool(result["changes"])
-    result["boot_script"] = boot_script(boot)
-    result["changes"] = _jsonable(result["changes"])
-    result["missing"] = _jsonable(result["missing"])
-    if module._diff:
-        result["diff"] = {"before": "".join(before_text), "after": "".join(after_text)}
-    result["msg"] = "%d port%s: %d knob%s %s%s" % (
-        len(ports),
-        "" if len(ports) == 1 else "s",
-        len(result["changes"]),
-        "" if len(result["changes"]) == 1 else "s",
-        "would change" if module.check_mode else "changed",
-        ", %d missing" % len(result["missing"]) if result["missing"] else "",
-    )
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    # the module runs mlnx_qos and finds executables as Ansible does (run_command, get_bin_path)
+    respond(module, run_roce_qos, module.params, module, module.check_mode, module._diff)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,15 @@ description:
     C(ibtune: <reason of the verdict> <YYYY-MM-DD>) (the C(ibtune:) prefix is the collection's namespace)."
   - Never changes a node that is drained, down, failed or reserved for a reason that does not start with
     C(ibtune:), and never overwrites such a reason.
-  - Resumes a node only when its reason is ours, the verdict lists it as passed and O(resume=true).
-  - Refuses the whole plan, failing with the list of nodes it would have drained, when it would drain more than
-    O(max_drain_fraction) of the partition or more than O(max_drain) nodes; a systemic verdict drains nothing and
-    fails with its sentence.
+  - "Drains only the failed hosts the verdict blames (C(failed_hosts[].culprit), true in reports without it): a host
+    behind a switch fault, or one that could not be shown healthy (C(untested), C(ungated)), is left in service."
+  - "Resumes a node only when the fabric validation drained it (a reason C(ibtune:) that is not the node health
+    check's C(ibtune: node-health:)), the verdict lists it as passed and O(resume=true): each source resumes only
+    what it drained."
+  - "Refuses the whole plan, failing with the list of nodes it would have drained, when the nodes already held with
+    C(ibtune:) reasons (any source, earlier runs included) plus the new drains would be more than
+    O(max_drain_fraction) of the partition or more than O(max_drain) nodes: five runs at 10% cannot drain half the
+    cluster. A systemic verdict drains nothing and fails with its sentence."
   - Must run where C(scontrol) reaches slurmctld as root or SlurmUser (Slurm refuses node updates to others).
 extends_documentation_fragment:
   - ibtune.fabric.attributes
@@ -57,11 +62,12 @@ options:
     default: ""
   max_drain_fraction:
     description:
-      - The most nodes one run may drain, as a fraction of the partition (rounded down; C(0.1) of 512 nodes is 51).
+      - The most nodes that may be held with our reasons at once, as a fraction of the partition (rounded down;
+        C(0.1) of 512 nodes is 51); the nodes already held count.
     type: float
     default: 0.1
   max_drain:
-    description: The most nodes one run may drain; C(-1) means no cap beyond O(max_drain_fraction).
+    description: The most nodes held with our reasons at once; C(-1) means no cap beyond O(max_drain_fraction).
     type: int
     default: -1
   resume:
@@ -90,6 +96,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+held_by_us:
+  description: Nodes already held with C(ibtune:) reasons (any source) when the plan was made; the guard counts them.
+  returned: always
+  type: list
+  elements: str
 actions:
   description: What was (or in check mode would be) done, one entry per node.
   returned: always
@@ -177,38 +188,44 @@ def _scontrol(module, argv):
     return out
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            report=dict(type="path"),
-            verdict=dict(type="dict"),
-            partition=dict(type="str", default=""),
-            max_drain_fraction=dict(type="float", default=0.1),
-            max_drain=dict(type="int", default=-1),
-            resume=dict(type="bool", default=False),
-            scontrol=dict(type="path", default="scontrol"),
-        ),
-        mutually_exclusive=[("report", "verdict")],
-        required_one_of=[("report", "verdict")],
-        supports_check_mode=True,
-    )
+ARGUMENT_SPEC = dict(
+    report=dict(type="path"),
+    verdict=dict(type="dict"),
+    partition=dict(type="str", default=""),
+    max_drain_fraction=dict(type="float", default=0.1),
+    max_drain=dict(type="int", default=-1),
+    resume=dict(type="bool", default=False),
+    scontrol=dict(type="path", default="scontrol"),
+)
+
+
+def _plan(module, verdict, nodes):
     params = module.params
-    verdict = _load_verdict(module)
-    nodes = slurm.parse_show_node(_scontrol(module, [params["scontrol"], "show", "node", "--oneliner"]))
-    max_drain = params["max_drain"] if params["max_drain"] >= 0 else None
     try:
-        result = slurm.plan(
+        return slurm.plan(
             nodes,
             verdict,
             time.strftime("%Y-%m-%d", time.gmtime()),
             partition=params["partition"],
             max_drain_fraction=params["max_drain_fraction"],
-            max_drain=max_drain,
+            max_drain=params["max_drain"] if params["max_drain"] >= 0 else None,
             resume=params["resume"],
             scontrol=params["scontrol"],
         )
     except ValueError as exc:
         module.fail_json(msg="slurm_remediate: %s." % exc)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=[("report", "verdict")],
+        required_one_of=[("report", "verdict")],
+        supports_check_mode=True,
+    )
+    verdict = _load_verdict(module)
+    nodes = slurm.parse_show_node(_scontrol(module, [module.params["scontrol"], "show", "node", "--oneliner"]))
+    result = _plan(module, verdict, nodes)
     refused = result.pop("refused")
     result["nodes"] = [dict((k, n[k]) for k in ("name", "state", "flags", "reason", "partitions")) for n in nodes]
     if refused:

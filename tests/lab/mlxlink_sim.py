@@ -181,7 +181,9 @@ def serial_for(key, spec):
 
 
 def sections(key, spec, fig, speed, lanes, state, histogram, eye):
-    per_lane = lambda value: ",".join(value for _ in range(lanes))  # noqa: E731
+    def per_lane(value):
+        return ",".join([value] * lanes)
+
     rx = spec.get("rx_power_dbm") or [1.9] * lanes
     out = {
         "Operational Info": {

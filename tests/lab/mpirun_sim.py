@@ -22,8 +22,6 @@ import socket
 import subprocess
 import sys
 
-VALUED = ("--hostfile", "-hostfile", "--machinefile", "-np", "-n", "--np", "--map-by", "--bind-to", "-x", "-H",
-          "--host")  # fmt: skip
 FLAGS = ("--allow-run-as-root", "--oversubscribe", "--tag-output", "--report-bindings", "-q", "--quiet")
 
 
@@ -32,7 +30,32 @@ def usage_error(option):
     return 1
 
 
+def _set_host(opts, value):
+    opts["hosts"] = [(h.split(":")[0], int(h.split(":")[1]) if ":" in h else 1) for h in value.split(",")]
+
+
+def _set_map(opts, value):
+    if value.startswith("ppr:"):
+        opts["ppr"] = int(value.split(":")[1])
+
+
+SETTERS = {
+    "--hostfile": lambda opts, value: opts.update(hostfile=value),
+    "-hostfile": lambda opts, value: opts.update(hostfile=value),
+    "--machinefile": lambda opts, value: opts.update(hostfile=value),
+    "-np": lambda opts, value: opts.update(np=int(value)),
+    "-n": lambda opts, value: opts.update(np=int(value)),
+    "--np": lambda opts, value: opts.update(np=int(value)),
+    "--map-by": _set_map,
+    "--bind-to": lambda opts, value: None,
+    "-x": lambda opts, value: opts["export"].append(value),
+    "-H": _set_host,
+    "--host": _set_host,
+}
+
+
 def parse(argv):
+    """(options, program argv, the first unknown option or None)."""
     opts = {"hostfile": None, "np": None, "ppr": None, "export": [], "root_ok": False, "hosts": None}
     i = 0
     while i < len(argv):
@@ -41,25 +64,14 @@ def parse(argv):
             return opts, argv[i:], None
         if arg in ("--mca", "-mca"):
             i += 3
-            continue
-        if arg in FLAGS:
+        elif arg in FLAGS:
             opts["root_ok"] = opts["root_ok"] or arg == "--allow-run-as-root"
             i += 1
-            continue
-        if arg not in VALUED:
+        elif arg in SETTERS:
+            SETTERS[arg](opts, argv[i + 1])
+            i += 2
+        else:
             return opts, [], arg
-        value = argv[i + 1]
-        if arg in ("--hostfile", "-hostfile", "--machinefile"):
-            opts["hostfile"] = value
-        elif arg in ("-np", "-n", "--np"):
-            opts["np"] = int(value)
-        elif arg == "--map-by" and value.startswith("ppr:"):
-            opts["ppr"] = int(value.split(":")[1])
-        elif arg == "-x":
-            opts["export"].append(value)
-        elif arg in ("-H", "--host"):
-            opts["hosts"] = [(h.split(":")[0], int(h.split(":")[1]) if ":" in h else 1) for h in value.split(",")]
-        i += 2
     return opts, [], None
 
 

@@ -122,6 +122,17 @@ def expand_tasks(text, count):
     return out or [1] * count
 
 
+def pmi_of(env):
+    """Which launcher interface handed this process its rank."""
+    if "OMPI_COMM_WORLD_RANK" in env:
+        return "Open MPI"
+    if "PMIX_RANK" in env:
+        return "PMIx"
+    if "PMI_RANK" in env or "PMI_FD" in env:
+        return "PMI-2"
+    return "no PMI (singleton)"
+
+
 def whoami(env):
     """(rank, nranks, local_rank, rank hosts or None) from the launcher's variables."""
     if "OMPI_COMM_WORLD_RANK" in env:
@@ -422,6 +433,10 @@ def main(argv=None):
     me = Rank(rank, local, fabric, env)
     hosts = hosts if hosts and len(hosts) == nranks else [me.host] * nranks
     version = nccl.get("nccl_version", NCCL_VERSION)
+    # not an nccl-tests line (parsers skip it): which interface gave the rank, for the lab's own assertions
+    sys.stdout.write(
+        "ibtune-lab nccl-tests simulator: rank %d of %d via %s on %s\n" % (rank, nranks, pmi_of(env), me.host)
+    )
     me.init_lines(nranks, version)
     peak, transport = peak_busbw(me, hosts, fabric)
     inter_node = len(set(hosts)) > 1

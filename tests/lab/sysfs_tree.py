@@ -38,6 +38,10 @@ Spec (YAML or JSON, or a dict):
           hw_counters: {out_of_sequence: 0}     # optional
           gids: {0: "fe80:...", 3: "0000:...:ffff:0a00:0001"}   # RoCE
           gid_types: {0: "IB/RoCE v1", 3: "RoCE v2"}
+  gpus:                                # optional: NVIDIA GPUs as PCI functions (vendor 0x10de, class 0x030200)
+    - {pci: "0000:19:00.0", numa_node: 0}
+  A GPU is devices/pci0000:00/0000:00:01.0/<pci>/{vendor,device,class,numa_node} and the kernel's
+  bus/pci/devices/<pci> link to it (nccl_test counts GPUs there).
 """
 
 import argparse
@@ -166,7 +170,25 @@ def build_tree(root, spec):
             _write(os.path.join(net_dir, "mtu"), dev.get("mtu", 4092), newline)
             net_link = os.path.join(root, "class", "net", netdev)
             _symlink(os.path.relpath(net_dir, os.path.dirname(net_link)), net_link)
+    _build_gpus(root, bridge, spec.get("gpus") or [], newline)
     return root
+
+
+def _build_gpus(root, bridge, gpus, newline):
+    os.makedirs(os.path.join(root, "bus", "pci", "devices"), exist_ok=True)
+    for index, gpu in enumerate(gpus):
+        gpu = gpu or {}
+        pci = gpu.get("pci") or "0000:%02x:00.0" % (0x19 + 0x10 * index)
+        pci_dir = os.path.join(root, bridge, pci)
+        for name, value in (
+            ("vendor", "0x10de"),
+            ("device", gpu.get("device", "0x2330")),  # H100 SXM5 80GB
+            ("class", gpu.get("class", "0x030200")),
+            ("numa_node", gpu.get("numa_node", 0)),
+        ):
+            _write(os.path.join(pci_dir, name), value, newline)
+        link = os.path.join(root, "bus", "pci", "devices", pci)
+        _symlink(os.path.relpath(pci_dir, os.path.dirname(link)), link)
 
 
 def load_spec(path):

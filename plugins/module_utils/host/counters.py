@@ -20,7 +20,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import (
     read_text,
 )
 
-# Bit widths of the saturating PortCounters (IBA 16.1.3.5) as the kernel exposes them.
+# Bit widths of the saturating PortCounters (IBA 16.1.3.5) as the kernel exposes them (source "sysfs" and "pma";
+# width() gives them per source: PortCountersExtended readings are 64-bit).
 # A counter at 2**width - 1 is stuck: it can no longer show an increase.
 COUNTER_WIDTHS = {
     "symbol_error": 16,
@@ -208,15 +209,45 @@ def snapshot(sysfs_root, include_hw_counters=False, devices=None):
     return snap
 
 
-def saturated(snap):
-    """[{device, port, counter, value, width}] for counters pinned at their maximum."""
+# Where a reading comes from decides its width (one table, COUNTER_WIDTHS, per source):
+#   sysfs    the kernel's ports/<n>/counters: PortCounters widths for the error counters, PortXmitWait 32 bits
+#   pma      perfquery / ibqueryerrors from PortCounters: the same widths
+#   pma_ext  perfquery -x (PortCountersExtended) and ibqueryerrors on a port with AdditionalPortCounters (its values
+#            carry a human-readable suffix): 64 bits, PortXmitWait included
+SOURCES = ("sysfs", "pma", "pma_ext")
+EXTENDED_BITS = 64
+
+
+def width(counter, source="sysfs"):
+    """The bit width of ``counter`` read from ``source`` (SOURCES), None when it does not saturate there."""
+    if source not in SOURCES:
+        raise ValueError("counter source must be one of %s, got %r" % (", ".join(SOURCES), source))
+    if counter not in COUNTER_WIDTHS:
+        return None
+    return EXTENDED_BITS if source == "pma_ext" else COUNTER_WIDTHS[counter]
+
+
+def is_gated(counter, thresholds=None):
+    """Whether an increase of ``counter`` fails the port (a threshold >= 0, the physical ones by default)."""
+    allowed = effective_thresholds(thresholds).get(counter)
+    return allowed is not None and allowed >= 0
+
+
+def saturated(snap, thresholds=None, source="sysfs", sources=None):
+    """[{device, port, counter, value, width, source, gated}] for counters pinned at their maximum: such a counter
+    can show no increase. ``sources``: {"dev:port": {counter: source}} where a reading's source differs from
+    ``source``. ``gated``: an increase of it would fail the port (is_gated), so the port cannot pass."""
     out = []
     for key in sorted(snap):
         device, port = key.rsplit(":", 1)
         for counter, value in sorted(snap[key].items()):
-            width = COUNTER_WIDTHS.get(counter)
-            if width and value >= (1 << width) - 1:
-                out.append({"device": device, "port": int(port), "counter": counter, "value": value, "width": width})
+            origin = ((sources or {}).get(key) or {}).get(counter, source)
+            bits = width(counter, origin)
+            if bits and value >= (1 << bits) - 1:
+                out.append(
+                    {"device": device, "port": int(port), "counter": counter, "value": value, "width": bits,
+                     "source": origin, "gated": is_gated(counter, thresholds)}
+                )  # fmt: skip
     return out
 
 
@@ -281,3 +312,14 @@ def describe_violations(found, host=None):
         for v in found
     ]
     return "Error counters increased: " + "; ".join(parts) + ". Check cables/transceivers of these ports."
+
+
+def describe_saturated(stuck, host=None):
+    """One sentence for gated counters at their maximum: the port cannot pass, and the fix."""
+    where = ("%s " % host) if host else ""
+    parts = ["%s%s port %s %s = %d (%d bits)" % (where, s["device"], s["port"], s["counter"], s["value"], s["width"])
+             for s in stuck]  # fmt: skip
+    return (
+        "Gated counters saturated: " + "; ".join(parts) + ". They cannot show new errors, so these ports cannot pass: "
+        "reset them (perfquery -R) or read the extended counters (perfquery -x)."
+    )

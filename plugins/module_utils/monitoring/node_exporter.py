@@ -109,3 +109,57 @@ def infiniband_verdict(metrics_text, missing_counters=(), host="this host", devi
         " fabric_monitoring_infiniband_check=warn to go on blind)." % (version, host, cause, FIXED_VERSION),
     )
     return result
+
+
+UPSTREAM_RELEASE = (
+    "https://github.com/prometheus/node_exporter/releases/download/v{v}/node_exporter-{v}.linux-{a}.tar.gz"
+)
+# Ansible's architecture fact -> the name node_exporter's release archives use.
+ARCHIVE_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "armv7", "ppc64le": "ppc64le", "s390x": "s390x"}
+
+
+def archive_url(url, version, architecture):
+    """The release archive to install: the mirror URL when given, else the upstream release of ``version`` for
+    this architecture, else "" (preflight then names both variables)."""
+    if url:
+        return url
+    if not version:
+        return ""
+    return UPSTREAM_RELEASE.format(v=version, a=ARCHIVE_ARCH.get(architecture, architecture))
+
+
+def exporter_args(listen_address, sysfs_root, textfile_dir, extra_args=()):
+    """node_exporter's command line (after the binary): the collectors this collection relies on, then extras."""
+    return [
+        "--web.listen-address=" + listen_address,
+        "--path.sysfs=" + sysfs_root,
+        "--collector.infiniband",
+        "--collector.textfile",
+        "--collector.textfile.directory=" + textfile_dir,
+    ] + list(extra_args or [])
+
+
+_RATE_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+
+def rate_problems(rate_gbps, overrides):
+    """Sentences for an expected rate or override that is not a number of Gb/s ([] when all are)."""
+    problems = []
+    if not _RATE_RE.match(str(rate_gbps).strip()):
+        problems.append("fabric_monitoring_expected_rate_gbps=%r is not a rate in Gb/s" % (rate_gbps,))
+    for device, value in sorted((overrides or {}).items()):
+        if not _RATE_RE.match(str(value).strip()):
+            problems.append("fabric_monitoring_expected_rate_overrides.%s=%r is not a rate in Gb/s" % (device, value))
+    return problems
+
+
+def expected_rates(device_paths, rate_gbps, overrides=None):
+    """{device: Gb/s} published as ibtune_port_expected_rate_gbps: every device found (paths under
+    <sysfs>/class/infiniband) at ``rate_gbps`` when it is above 0, then the per-device overrides."""
+    out = {}
+    rate = float(rate_gbps or 0)
+    if rate > 0:
+        out = {posixpath.basename(path.rstrip("/")): rate for path in device_paths or []}
+    for device, value in (overrides or {}).items():
+        out[device] = float(value)
+    return out

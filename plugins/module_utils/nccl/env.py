@@ -24,6 +24,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.schema import (
     FUNCTIONS,
     LEGACY_LEVELS,
     NCCL_SOURCE,
+    PLUGIN_VARIABLES,
     VARIABLES,
     parse_version,
     strtoll,
@@ -89,7 +90,7 @@ def _edit_distance(a, b):
 
 
 def did_you_mean(name):
-    candidates = list(VARIABLES) + list(FOREIGN)
+    candidates = list(VARIABLES) + list(PLUGIN_VARIABLES) + list(FOREIGN)
     return difflib.get_close_matches(name.upper(), candidates, n=3, cutoff=0.75)
 
 
@@ -98,7 +99,7 @@ def close_typo(name):
     upper = name.upper()
     limit = 2 if len(upper) >= 20 else 1
     best = None
-    for known in VARIABLES:
+    for known in list(VARIABLES) + list(PLUGIN_VARIABLES):
         if abs(len(known) - len(upper)) > limit:
             continue
         distance = _edit_distance(upper, known)
@@ -162,96 +163,133 @@ def _check_algo(name, text, choices):
 
 def _check_value(name, entry, text):
     """Type/range checks. Returns (errors, warnings) as lists of messages."""
-    errors, warnings = [], []
-    vtype = entry["type"]
     if text == "":
         if entry.get("allow_empty"):
-            return errors, warnings
-        return ["is empty: give a value or remove the variable"], warnings
+            return [], []
+        return ["is empty: give a value or remove the variable"], []
     if text != text.strip():
-        return ["has leading or trailing whitespace, which NCCL keeps as part of the value: remove it"], warnings
+        return ["has leading or trailing whitespace, which NCCL keeps as part of the value: remove it"], []
+    errors = []
     if len(text) > MAX_VALUE_LEN:
         errors.append("is %d characters long: NCCL cuts values at %d" % (len(text), MAX_VALUE_LEN))
-    if vtype == "int":
-        value, problem, note = _parse_int(text)
-        if problem:
-            if entry.get("min") is None and entry.get("max") is None:
-                errors.append("%s: use an integer%s" % (problem, _default_hint(entry)))
-            else:
-                errors.append("%s: use an integer %s%s" % (problem, _range_text(entry), _default_hint(entry)))
-        elif (entry.get("min") is not None and value < entry["min"]) or (
-            entry.get("max") is not None and value > entry["max"]
-        ):
-            shown = " (read as %d)" % value if note else ""
-            errors.append("is out of range%s: use %s%s" % (shown, _range_text(entry), _default_hint(entry)))
-        elif note:
-            warnings.append(note)
-    elif vtype == "bool":
-        if text not in ("0", "1"):
-            errors.append("must be 0 or 1%s" % _default_hint(entry))
-    elif vtype == "enum":
-        choices = entry["choices"]
-        if entry.get("case_sensitive") and text not in choices and text.upper() in choices:
-            errors.append(
-                "is not read: NCCL compares these names case-sensitively; write %s%s"
-                % (text.upper(), _default_hint(entry))
-            )
-        elif text.upper() not in [c.upper() for c in choices]:
-            errors.append("is not one of the allowed values %s%s" % (", ".join(choices), _default_hint(entry)))
-    elif vtype == "level":
-        choices = entry["choices"]
-        if text in choices:
-            pass
-        elif text.upper() in choices:
-            errors.append(
-                "is not read: NCCL compares level names case-sensitively (strcmp), so it ignores %r and keeps "
-                "its own choice; write %s" % (text, text.upper())
-            )
-        elif text[:1].isdigit():
-            # src/graph/paths.cc ncclGetLevel: strtol(str, NULL, 0) into levelsOldToNew, clamped to 5.
-            old, _used = strtoll(text)
-            name = LEGACY_LEVELS[min(max(old or 0, 0), len(LEGACY_LEVELS) - 1)]
-            warnings.append("is a legacy integer level, which NCCL reads as %s: write %s" % (name, name))
-        else:
-            errors.append(
-                "is not a path level: use one of %s (or a legacy integer: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS)"
-                % ", ".join(choices)
-            )
-    elif vtype == "list":
-        problem = _check_list(name, text, entry["choices"], allow_negate_items=(name == "NCCL_DEBUG_SUBSYS"))
-        if problem:
-            errors.append(problem)
-    elif vtype == "algo":
-        problem = _check_algo(name, text, entry["choices"])
-        if problem:
-            errors.append(problem)
-    elif vtype == "iflist":
-        body = text.lstrip("^").lstrip("=")
-        tokens = body.split(",")
-        if not body or any(not t or not _IF_TOKEN_RE.match(t) for t in tokens):
-            errors.append(
-                "is not a list of interface names: use e.g. 'eth0', '=eth0,eth1' (exact) or '^docker,lo' (exclude)"
-            )
-    elif vtype == "hcalist":
-        errors.extend(_check_hca(text))
-    elif vtype == "cidr":
-        try:
-            ipaddress.ip_network(text, strict=False)
-        except ValueError:
-            errors.append("is not a CIDR network: use e.g. 10.0.0.0/16 or fd00::/64")
-    elif vtype == "ctapolicy":
-        names = [t.strip().upper() for t in text.split("|")]
-        legacy = text in ("0", "1", "2")
-        if not legacy and any(n not in ("DEFAULT", "EFFICIENCY", "ZERO") for n in names):
-            errors.append("is not a CTA policy: use DEFAULT, EFFICIENCY, ZERO (joined with '|') or legacy 0..2")
-    elif vtype == "netdevs":
-        upper = text.upper()
-        match = re.match(r"^MAX:(\d+)$", upper)
-        if upper not in ("AUTO", "ALL") and not (match and int(match.group(1)) >= 1):
-            errors.append("is not a policy: use AUTO, ALL or MAX:N (N >= 1)")
-    elif vtype == "path" and "~" in text:
-        errors.append("contains '~', which NCCL does not expand: use an absolute path")
-    return errors, warnings
+    checker = _TYPE_CHECKS.get(entry["type"])
+    if checker is None:
+        return errors, []
+    more, warnings = checker(name, entry, text)
+    return errors + more, warnings
+
+
+def _int_check(name, entry, text):
+    value, problem, note = _parse_int(text)
+    if problem:
+        if entry.get("min") is None and entry.get("max") is None:
+            return ["%s: use an integer%s" % (problem, _default_hint(entry))], []
+        return ["%s: use an integer %s%s" % (problem, _range_text(entry), _default_hint(entry))], []
+    low, high = entry.get("min"), entry.get("max")
+    if (low is not None and value < low) or (high is not None and value > high):
+        shown = " (read as %d)" % value if note else ""
+        return ["is out of range%s: use %s%s" % (shown, _range_text(entry), _default_hint(entry))], []
+    return [], [note] if note else []
+
+
+def _bool_check(name, entry, text):
+    return ([] if text in ("0", "1") else ["must be 0 or 1%s" % _default_hint(entry)]), []
+
+
+def _enum_check(name, entry, text):
+    choices = entry["choices"]
+    if entry.get("case_sensitive") and text not in choices and text.upper() in choices:
+        return [
+            "is not read: NCCL compares these names case-sensitively; write %s%s" % (text.upper(), _default_hint(entry))
+        ], []
+    if text.upper() not in [c.upper() for c in choices]:
+        return ["is not one of the allowed values %s%s" % (", ".join(choices), _default_hint(entry))], []
+    return [], []
+
+
+def _level_check(name, entry, text):
+    choices = entry["choices"]
+    if text in choices:
+        return [], []
+    if text.upper() in choices:
+        return [
+            "is not read: NCCL compares level names case-sensitively (strcmp), so it ignores %r and keeps "
+            "its own choice; write %s" % (text, text.upper())
+        ], []
+    if text[:1].isdigit():
+        # src/graph/paths.cc ncclGetLevel: strtol(str, NULL, 0) into levelsOldToNew, clamped to 5.
+        old, _used = strtoll(text)
+        level = LEGACY_LEVELS[min(max(old or 0, 0), len(LEGACY_LEVELS) - 1)]
+        return [], ["is a legacy integer level, which NCCL reads as %s: write %s" % (level, level)]
+    return [
+        "is not a path level: use one of %s (or a legacy integer: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS)"
+        % ", ".join(choices)
+    ], []
+
+
+def _list_check(name, entry, text):
+    problem = _check_list(name, text, entry["choices"], allow_negate_items=(name == "NCCL_DEBUG_SUBSYS"))
+    return ([problem] if problem else []), []
+
+
+def _algo_check(name, entry, text):
+    problem = _check_algo(name, text, entry["choices"])
+    return ([problem] if problem else []), []
+
+
+def _iflist_check(name, entry, text):
+    body = text.lstrip("^").lstrip("=")
+    if not body or any(not t or not _IF_TOKEN_RE.match(t) for t in body.split(",")):
+        return ["is not a list of interface names: use e.g. 'eth0', '=eth0,eth1' (exact) or '^docker,lo' (exclude)"], []
+    return [], []
+
+
+def _hcalist_check(name, entry, text):
+    return _check_hca(text), []
+
+
+def _cidr_check(name, entry, text):
+    try:
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return ["is not a CIDR network: use e.g. 10.0.0.0/16 or fd00::/64"], []
+    return [], []
+
+
+def _ctapolicy_check(name, entry, text):
+    names = [t.strip().upper() for t in text.split("|")]
+    if text not in ("0", "1", "2") and any(n not in ("DEFAULT", "EFFICIENCY", "ZERO") for n in names):
+        return ["is not a CTA policy: use DEFAULT, EFFICIENCY, ZERO (joined with '|') or legacy 0..2"], []
+    return [], []
+
+
+def _netdevs_check(name, entry, text):
+    upper = text.upper()
+    match = re.match(r"^MAX:(\d+)$", upper)
+    if upper not in ("AUTO", "ALL") and not (match and int(match.group(1)) >= 1):
+        return ["is not a policy: use AUTO, ALL or MAX:N (N >= 1)"], []
+    return [], []
+
+
+def _path_check(name, entry, text):
+    return (["contains '~', which NCCL does not expand: use an absolute path"] if "~" in text else []), []
+
+
+# one checker per schema type: (name, entry, text) -> (errors, warnings)
+_TYPE_CHECKS = {
+    "int": _int_check,
+    "bool": _bool_check,
+    "enum": _enum_check,
+    "level": _level_check,
+    "list": _list_check,
+    "algo": _algo_check,
+    "iflist": _iflist_check,
+    "hcalist": _hcalist_check,
+    "cidr": _cidr_check,
+    "ctapolicy": _ctapolicy_check,
+    "netdevs": _netdevs_check,
+    "path": _path_check,
+}
 
 
 def _check_hca(text):
@@ -367,85 +405,98 @@ def lint(env, nccl_version=None, link_layer=None, strict=False):
     unknown ``NCCL_*`` name an error (by default a warning, unless it is one typo away from a known name).
     """
     errors, warnings = [], []
-    version = parse_version(nccl_version) if nccl_version else None
+    version = (parse_version(nccl_version) if nccl_version else None, nccl_version)
     values = {}
     for name in sorted(env or {}):
-        raw = env[name]
-        text = to_text(raw)
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            errors.append(_issue(name, text, "%r is not a valid environment variable name" % (name,)))
-            continue
-        if text is None:
-            errors.append(_issue(name, text, "%s has no value: give one or remove it" % name))
-            continue
-        if isinstance(raw, (list, dict)):
-            errors.append(_issue(name, text, "%s must be a scalar, not a %s" % (name, type(raw).__name__)))
-            continue
-        if "\n" in text or "\r" in text:
-            errors.append(_issue(name, text, "%s contains a line break, which a KEY=VALUE file cannot hold" % name))
-            continue
-        if name in FOREIGN:
-            warnings.append(_issue(name, text, "%s %s" % (name, FOREIGN[name])))
-            continue
-        entry = VARIABLES.get(name)
-        if entry is None:
-            if name.startswith("NCCL_"):
-                severity, issue = _unknown_name(name, text, strict)
-                (errors if severity == "error" else warnings).append(issue)
-            else:
-                warnings.append(
-                    _issue(name, text, "%s is not an NCCL variable: NCCL's config file would still export it" % name)
-                )
-            continue
-        values[name] = text
-        if entry.get("removed"):
-            message = "%s was removed in NCCL %s" % (name, entry["removed"])
-            if entry.get("replacement"):
-                message += ": use %s instead" % entry["replacement"]
-            if version is not None and version < parse_version(entry["removed"]):
-                warnings.append(_issue(name, text, message + " (your NCCL %s still reads it)" % nccl_version))
-            else:
-                errors.append(_issue(name, text, message + "; NCCL ignores it"))
-            continue
-        if entry.get("deprecated"):
-            message = "%s is deprecated since NCCL %s" % (name, entry["deprecated"])
-            if entry.get("replacement"):
-                message += ": use %s instead" % entry["replacement"]
-            warnings.append(_issue(name, text, message))
-        if version is not None and entry.get("since") and version < parse_version(entry["since"]):
-            warnings.append(
-                _issue(
-                    name,
-                    text,
-                    "%s appeared in NCCL %s: NCCL %s ignores it" % (name, entry["since"], nccl_version),
-                )
-            )
-        errs, warns = _check_value(name, entry, text)
-        for message in errs:
-            errors.append(_issue(name, text, "%s=%s %s" % (name, text, message)))
-        for message in warns:
-            warnings.append(_issue(name, text, "%s=%s %s" % (name, text, message)))
-        if errs:
-            continue
-        if entry.get("warn_always"):
-            warnings.append(
-                _issue(name, text, "%s is forced to %s: %s Leave it unset in production." % (name, text, entry["note"]))
-            )
-        warn_values = entry.get("warn_values")
-        if warn_values and text.upper() in warn_values:
-            warnings.append(
-                _issue(
-                    name,
-                    text,
-                    "%s=%s is a debugging setting: remove it once the investigation is over" % (name, text),
-                )
-            )
-        elif name in _DEBUG_LEFT_ON:
-            warnings.append(
-                _issue(name, text, "%s is a debugging setting left on: remove it once the investigation is over" % name)
-            )
-    _cross_checks(values, errors, warnings, (version, nccl_version, link_layer))
+        errs, warns, text = _lint_one(name, env[name], version, strict)
+        errors += errs
+        warnings += warns
+        if text is not None:
+            values[name] = text
+    _cross_checks(values, errors, warnings, (version[0], nccl_version, link_layer))
     return errors, warnings
+
+
+def _lint_one(name, raw, version, strict):
+    """(errors, warnings, the value when NCCL reads the variable, else None) of one variable."""
+    text = to_text(raw)
+    problem = _shape_problem(name, raw, text)
+    if problem:
+        return [_issue(name, text, problem)], [], None
+    if name in FOREIGN:
+        return [], [_issue(name, text, "%s %s" % (name, FOREIGN[name]))], None
+    entry = VARIABLES.get(name) or PLUGIN_VARIABLES.get(name)
+    if entry is None:
+        if not name.startswith("NCCL_"):
+            message = "%s is not an NCCL variable: NCCL's config file would still export it" % name
+            return [], [_issue(name, text, message)], None
+        severity, issue = _unknown_name(name, text, strict)
+        return ([issue], [], None) if severity == "error" else ([], [issue], None)
+    if entry.get("removed"):
+        errs, warns = _removed(name, entry, text, version)
+        return errs, warns, text
+    warnings = _lifecycle_warnings(name, entry, text, version)
+    errs, warns = _check_value(name, entry, text)
+    errors = [_issue(name, text, "%s=%s %s" % (name, text, message)) for message in errs]
+    warnings += [_issue(name, text, "%s=%s %s" % (name, text, message)) for message in warns]
+    if not errs:
+        warnings += _setting_warnings(name, entry, text)
+    return errors, warnings, text
+
+
+def _shape_problem(name, raw, text):
+    """What makes a name/value unusable at all, in words; None when it is a plain NAME=value."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        return "%r is not a valid environment variable name" % (name,)
+    if text is None:
+        return "%s has no value: give one or remove it" % name
+    if isinstance(raw, (list, dict)):
+        return "%s must be a scalar, not a %s" % (name, type(raw).__name__)
+    if "\n" in text or "\r" in text:
+        return "%s contains a line break, which a KEY=VALUE file cannot hold" % name
+    return None
+
+
+def _removed(name, entry, text, version):
+    message = "%s was removed in NCCL %s" % (name, entry["removed"])
+    if entry.get("replacement"):
+        message += ": use %s instead" % entry["replacement"]
+    parsed, given = version
+    if parsed is not None and parsed < parse_version(entry["removed"]):
+        return [], [_issue(name, text, message + " (your NCCL %s still reads it)" % given)]
+    return [_issue(name, text, message + "; NCCL ignores it")], []
+
+
+def _lifecycle_warnings(name, entry, text, version):
+    out = []
+    if entry.get("deprecated"):
+        message = "%s is deprecated since NCCL %s" % (name, entry["deprecated"])
+        if entry.get("replacement"):
+            message += ": use %s instead" % entry["replacement"]
+        out.append(_issue(name, text, message))
+    parsed, given = version
+    if parsed is not None and entry.get("since") and parsed < parse_version(entry["since"]):
+        out.append(_issue(name, text, "%s appeared in NCCL %s: NCCL %s ignores it" % (name, entry["since"], given)))
+    return out
+
+
+def _setting_warnings(name, entry, text):
+    """Forced algorithms, debugging settings left on."""
+    out = []
+    if entry.get("warn_always"):
+        out.append(
+            _issue(name, text, "%s is forced to %s: %s Leave it unset in production." % (name, text, entry["note"]))
+        )
+    warn_values = entry.get("warn_values")
+    if warn_values and text.upper() in warn_values:
+        out.append(
+            _issue(name, text, "%s=%s is a debugging setting: remove it once the investigation is over" % (name, text))
+        )
+    elif name in _DEBUG_LEFT_ON:
+        out.append(
+            _issue(name, text, "%s is a debugging setting left on: remove it once the investigation is over" % name)
+        )
+    return out
 
 
 def _int_or_none(text):
@@ -454,7 +505,12 @@ def _int_or_none(text):
 
 
 def _cross_checks(values, errors, warnings, context):
-    version, nccl_version, link_layer = context
+    """Checks across variables (each of the _CROSS_CHECKS adds to errors and warnings)."""
+    for check in _CROSS_CHECKS:
+        check(values, errors, warnings, context)
+
+
+def _cross_hca(values, errors, warnings, context):
     hca = values.get("NCCL_IB_HCA")
     if hca and not _check_hca(hca):
         hca_errors, hca_warnings = _hca_checks(hca)
@@ -462,6 +518,10 @@ def _cross_checks(values, errors, warnings, context):
             errors.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
         for message in hca_warnings:
             warnings.append(_issue("NCCL_IB_HCA", hca, "NCCL_IB_HCA=%s %s" % (hca, message)))
+
+
+def _cross_gid(values, errors, warnings, context):
+    version, nccl_version, link_layer = context
     gid = values.get("NCCL_IB_GID_INDEX")
     gid_value = _int_or_none(gid)
     if gid is not None and gid_value is not None and gid_value != -1:
@@ -485,6 +545,9 @@ def _cross_checks(values, errors, warnings, context):
                     % (gid, which),
                 )
             )
+
+
+def _cross_sockets(values, errors, warnings, context):
     nthreads = _int_or_none(values.get("NCCL_SOCKET_NTHREADS"))
     nsocks = _int_or_none(values.get("NCCL_NSOCKS_PERTHREAD"))
     if nthreads and nsocks and nthreads * nsocks > 64:
@@ -496,6 +559,9 @@ def _cross_checks(values, errors, warnings, context):
                 % (nthreads * nsocks),
             )
         )
+
+
+def _cross_ctas(values, errors, warnings, context):
     low, high = _int_or_none(values.get("NCCL_MIN_CTAS")), _int_or_none(values.get("NCCL_MAX_CTAS"))
     if low and high and low > high:
         errors.append(
@@ -505,11 +571,17 @@ def _cross_checks(values, errors, warnings, context):
                 "NCCL_MIN_CTAS=%s is above NCCL_MAX_CTAS=%s: make the minimum <= the maximum" % (low, high),
             )
         )
+
+
+def _cross_timeout(values, errors, warnings, context):
     timeout = _int_or_none(values.get("NCCL_IB_TIMEOUT"))
     if timeout == 0:
         warnings.append(
             _issue("NCCL_IB_TIMEOUT", "0", "NCCL_IB_TIMEOUT=0 means an infinite timeout: a dead link hangs the job")
         )
+
+
+def _cross_tc(values, errors, warnings, context):
     tc = _int_or_none(values.get("NCCL_IB_TC"))
     if tc is not None and 0 <= tc <= 255 and tc & 3 == 3:
         warnings.append(
@@ -520,6 +592,9 @@ def _cross_checks(values, errors, warnings, context):
                 "use DSCP << 2 | 2 (ECT0) or | 1 (ECT1), e.g. %s" % (tc, (tc >> 2) << 2 | 2),
             )
         )
+
+
+def _cross_ib_disabled(values, errors, warnings, context):
     if values.get("NCCL_IB_DISABLE") == "1":
         for name in ("NCCL_IB_HCA", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_TIMEOUT"):
             if name in values:
@@ -539,6 +614,9 @@ def _cross_checks(values, errors, warnings, context):
 # --- KEY=VALUE files ---------------------------------------------------------------------------
 
 
+_CROSS_CHECKS = (_cross_hca, _cross_gid, _cross_sockets, _cross_ctas, _cross_timeout, _cross_tc, _cross_ib_disabled)
+
+
 def parse_conf(text):
     """Parse an nccl.conf as NCCL does. Returns (env, problems).
 
@@ -549,91 +627,89 @@ def parse_conf(text):
     env = {}
     first_line = {}
     problems = []
-
-    def problem(lineno, severity, variable, value, message):
-        problems.append(
-            {"line": lineno, "severity": severity, "variable": variable, "value": value, "message": message}
-        )
-
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw
         if line.endswith("\r"):
             line = line[:-1]
-            problem(
-                lineno,
-                "warning",
-                None,
-                None,
-                "line %d ends in CR (a DOS line end): NCCL before 2.27 keeps the CR in the value" % lineno,
-            )
+            message = "line %d ends in CR (a DOS line end): NCCL before 2.27 keeps the CR in the value" % lineno
+            problems.append(_conf_problem(lineno, "warning", None, None, message))
         if line.startswith("#") or line == "":
             continue
-        if "=" not in line:
-            if line.strip():
-                severity = "warning" if line.strip().startswith("#") else "error"
-                problem(lineno, severity, None, line, "line %d has no '=': NCCL skips it" % lineno)
+        found, name, value = _conf_line(lineno, line)
+        problems += found
+        if name is None:
             continue
-        name, value = line.split("=", 1)
-        if name.strip().startswith("#"):
-            problem(
-                lineno,
-                "error",
-                None,
-                line,
-                "line %d: a comment must start in column 1 ('#' first), or NCCL reads it as a variable" % lineno,
-            )
-            continue
-        if name.startswith("export "):
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d starts with 'export': NCCL would set a variable named %r; write %s=%s"
-                % (lineno, name, name[len("export ") :].strip(), value),
-            )
-            continue
-        if name != name.strip():
-            problem(
-                lineno,
-                "error",
-                name.strip(),
-                value,
-                "line %d: NCCL keeps the spaces around the name, so %r is not %s: remove the spaces"
-                % (lineno, name, name.strip()),
-            )
-            continue
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d: NCCL does not strip quotes, so %s would be %s with the quotes: remove them"
-                % (lineno, name, value),
-            )
-        elif " #" in value or "\t#" in value:
-            problem(
-                lineno,
-                "error",
-                name,
-                value,
-                "line %d: NCCL has no end-of-line comments, so %s would be %r: move the comment to its own line"
-                % (lineno, name, value),
-            )
         if name in first_line:
-            problem(
+            message = "line %d sets %s again: NCCL keeps the first value (line %d) and ignores this one" % (
                 lineno,
-                "warning",
                 name,
-                value,
-                "line %d sets %s again: NCCL keeps the first value (line %d) and ignores this one"
-                % (lineno, name, first_line[name]),
+                first_line[name],
             )
+            problems.append(_conf_problem(lineno, "warning", name, value, message))
             continue
         first_line[name] = lineno
         env[name] = value
     return env, problems
+
+
+def _conf_problem(lineno, severity, variable, value, message):
+    return {"line": lineno, "severity": severity, "variable": variable, "value": value, "message": message}
+
+
+def _conf_line(lineno, line):
+    """(problems, name or None when NCCL sets nothing from the line, value) of one KEY=VALUE line."""
+    if "=" not in line:
+        if not line.strip():
+            return [], None, None
+        severity = "warning" if line.strip().startswith("#") else "error"
+        return [_conf_problem(lineno, severity, None, line, "line %d has no '=': NCCL skips it" % lineno)], None, None
+    name, value = line.split("=", 1)
+    unread = _unread_line(lineno, line, name, value)
+    if unread:
+        return [unread], None, None
+    return _misread_value(lineno, name, value), name, value
+
+
+def _unread_line(lineno, line, name, value):
+    """The problem of a line whose variable NCCL does not set as written, None for a plain NAME=value."""
+    if name.strip().startswith("#"):
+        message = "line %d: a comment must start in column 1 ('#' first), or NCCL reads it as a variable" % lineno
+        return _conf_problem(lineno, "error", None, line, message)
+    if name.startswith("export "):
+        message = "line %d starts with 'export': NCCL would set a variable named %r; write %s=%s" % (
+            lineno,
+            name,
+            name[len("export ") :].strip(),
+            value,
+        )
+        return _conf_problem(lineno, "error", name, value, message)
+    if name != name.strip():
+        message = "line %d: NCCL keeps the spaces around the name, so %r is not %s: remove the spaces" % (
+            lineno,
+            name,
+            name.strip(),
+        )
+        return _conf_problem(lineno, "error", name.strip(), value, message)
+    return None
+
+
+def _misread_value(lineno, name, value):
+    """Values NCCL reads with what was meant as syntax in them: quotes, end-of-line comments."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        message = "line %d: NCCL does not strip quotes, so %s would be %s with the quotes: remove them" % (
+            lineno,
+            name,
+            value,
+        )
+        return [_conf_problem(lineno, "error", name, value, message)]
+    if " #" in value or "\t#" in value:
+        message = "line %d: NCCL has no end-of-line comments, so %s would be %r: move the comment to its own line" % (
+            lineno,
+            name,
+            value,
+        )
+        return [_conf_problem(lineno, "error", name, value, message)]
+    return []
 
 
 def lint_conf(text, nccl_version=None, link_layer=None, strict=False):
@@ -732,11 +808,13 @@ def plan_env(
     qos_env=None,
     derive_hca=True,
     nccl_version=None,
+    inspector=None,
 ):
     """The variables the nccl_env role writes, in order of precedence: the profile's base variables, what is
     derived (NCCL_IB_HCA from the active ports of the profile's link layer, NCCL_SOCKET_IFNAME from the default
-    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, then
-    the user's overrides (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
+    route, NCCL_IB_GID_INDEX on RoCE for an NCCL older than 2.21), the QoS model's variable for the profile, the
+    NCCL Inspector's variables when ``inspector`` (ibtune_nccl_inspector) enables it, then the user's overrides
+    (None removes a variable). Returns {env, link_layer, hca_ports, gid_index, sources}.
     """
     if profile not in PROFILE_LINK_LAYERS:
         raise NcclEnvPlanError("nccl_env_profile=%r is not ib, roce or socket: pick one of those." % (profile,))
@@ -767,6 +845,7 @@ def plan_env(
     layers.append(("derived", derived))
     qos_name = PROFILE_QOS[profile][0]
     layers.append(("qos", {k: v for k, v in (qos_env or {}).items() if k == qos_name}))
+    layers.append(("inspector", inspector_env(inspector_settings(inspector))))
     layers.append(("override", overrides))
     env, sources = {}, {}
     for source, values in layers:
@@ -778,3 +857,72 @@ def plan_env(
                 env[name] = to_text(value)
                 sources[name] = source
     return {"env": env, "link_layer": link_layer, "hca_ports": ports, "gid_index": gid_index, "sources": sources}
+
+
+# The NCCL Inspector profiler plugin, declared once for the collection as ibtune_nccl_inspector: fabric_monitoring
+# builds it to ``plugin`` and exports what it writes to ``dump_dir``; nccl_env points NCCL at it.
+INSPECTOR_DEFAULTS = {
+    "enabled": False,
+    "plugin": "/opt/ibtune/nccl-inspector/libnccl-profiler-inspector.so",
+    "dump_dir": "/var/lib/ibtune/nccl-inspector",
+    "dump_interval_us": 1000000,
+    "verbose": False,
+}
+# Before 2.30 the Inspector's dump thread sleeps tv_sec = us / 10^6 and tv_nsec = us % 10^6 (inspector.cc
+# dumpMain): the sub-second part is slept as NANOseconds, so 500 us means a thread that never rests.
+INSPECTOR_SLEEP_FIXED = (2, 30, 0)
+
+
+def _inspector_error(key, value, fix):
+    return NcclEnvPlanError("ibtune_nccl_inspector.%s=%r %s" % (key, value, fix))
+
+
+def inspector_settings(raw, plugin_version=None):
+    """ibtune_nccl_inspector with defaults filled in and checked; NcclEnvPlanError names the bad key.
+
+    ``plugin_version`` (the NCCL tag the plugin is built from, e.g. v2.28.9-1) enables the check that an
+    Inspector older than 2.30 gets whole seconds as its dump interval.
+    """
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise NcclEnvPlanError("ibtune_nccl_inspector must be a dict of %s" % ", ".join(sorted(INSPECTOR_DEFAULTS)))
+    unknown = sorted(set(raw) - set(INSPECTOR_DEFAULTS))
+    if unknown:
+        raise NcclEnvPlanError(
+            "ibtune_nccl_inspector has unknown key(s) %s: use %s"
+            % (", ".join(unknown), ", ".join(sorted(INSPECTOR_DEFAULTS)))
+        )
+    settings = dict(INSPECTOR_DEFAULTS, **raw)
+    for key in ("plugin", "dump_dir"):
+        value = settings[key]
+        if not isinstance(value, str) or not value.startswith("/") or any(c.isspace() for c in value):
+            raise _inspector_error(key, value, "must be an absolute path without whitespace")
+    interval = settings["dump_interval_us"]
+    if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+        raise _inspector_error("dump_interval_us", interval, "must be a positive number of microseconds")
+    version = parse_version(str(plugin_version).lstrip("vV")) if plugin_version else None
+    if version is not None and version < INSPECTOR_SLEEP_FIXED and interval % 1000000:
+        raise _inspector_error(
+            "dump_interval_us",
+            interval,
+            "is not whole seconds: the Inspector of %s sleeps the part below one second as nanoseconds (fixed in "
+            "2.30), so its dump thread would spin on a CPU core; use 1000000 (1 s) or another multiple of 1000000"
+            % plugin_version,
+        )
+    for key in ("enabled", "verbose"):
+        if not isinstance(settings[key], bool):
+            raise _inspector_error(key, settings[key], "must be true or false")
+    return settings
+
+
+def inspector_env(settings):
+    """The variables that load and configure the Inspector ({} when it is not enabled)."""
+    if not settings or not settings.get("enabled"):
+        return {}
+    return {
+        "NCCL_PROFILER_PLUGIN": settings["plugin"],
+        "NCCL_INSPECTOR_ENABLE": "1",
+        "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS": str(settings["dump_interval_us"]),
+        "NCCL_INSPECTOR_DUMP_DIR": settings["dump_dir"],
+        "NCCL_INSPECTOR_DUMP_VERBOSE": "1" if settings["verbose"] else "0",
+    }

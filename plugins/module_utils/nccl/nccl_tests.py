@@ -139,59 +139,74 @@ def parse_text(text):
         "collective": None,
         "stray_lines": 0,
     }
-    columns = None
-    lead = groups = None
-    ranks = set()
+    state = {"lead": None, "groups": None, "ranks": set()}
     for raw in text.splitlines():
-        line = raw.rstrip()
-        stripped = line.strip()
+        stripped = raw.rstrip().strip()
         if not stripped:
             continue
         if stripped.startswith("#"):
-            header = _header_columns(stripped)
-            if header:
-                columns = header
-                lead, groups = _split_columns(columns)
-                continue
-            match = _AVG_RE.match(stripped)
-            if match:
-                result["avg_busbw"] = _num(match.group("v")) if match.group("v").lower() not in ("nan", "inf") else None
-                continue
-            match = _OOB_RE.match(stripped)
-            if match:
-                result["out_of_bounds"] = int(match.group("n"))
-                continue
-            match = _HEADER_INFO_RE.match(stripped)
-            if match:
-                result["nthread"] = int(match.group("nthread"))
-                result["ngpus"] = int(match.group("ngpus"))
-                continue
-            match = _RANK_RE.match(stripped)
-            if match:
-                ranks.add(int(match.group("rank")))
-                if match.group("host") not in result["hosts"]:
-                    result["hosts"].append(match.group("host"))
-                continue
-            match = _TESTS_VERSION_RE.match(stripped)
-            if match:
-                result["nccl_tests_version"] = match.group("tests")
-                result["nccl_version_code"] = int(match.group("library"))
-                continue
-            match = _COLL_NAME_RE.match(stripped)
-            if match:
-                result["collective"] = match.group("name")
+            _comment_line(result, state, stripped)
             continue
-        if columns is None:
-            result["stray_lines"] += 1
-            continue
-        row = _parse_row(stripped.split(), lead, groups)
+        row = _parse_row(stripped.split(), state["lead"], state["groups"]) if state["groups"] is not None else None
         if row is None:
             result["stray_lines"] += 1
-            continue
-        result["rows"].append(row)
-    if ranks:
-        result["nranks"] = max(ranks) + 1
+        else:
+            result["rows"].append(row)
+    if state["ranks"]:
+        result["nranks"] = max(state["ranks"]) + 1
     return result
+
+
+def _comment_line(result, state, line):
+    """A '#' line: the table header, or one of the header/footer lines nccl-tests prints."""
+    header = _header_columns(line)
+    if header:
+        state["lead"], state["groups"] = _split_columns(header)
+        return
+    for pattern, handler in _COMMENT_HANDLERS:
+        match = pattern.match(line)
+        if match:
+            handler(result, state, match)
+            return
+
+
+def _avg(result, state, match):
+    value = match.group("v")
+    result["avg_busbw"] = _num(value) if value.lower() not in ("nan", "inf") else None
+
+
+def _oob(result, state, match):
+    result["out_of_bounds"] = int(match.group("n"))
+
+
+def _header_info(result, state, match):
+    result["nthread"] = int(match.group("nthread"))
+    result["ngpus"] = int(match.group("ngpus"))
+
+
+def _rank(result, state, match):
+    state["ranks"].add(int(match.group("rank")))
+    if match.group("host") not in result["hosts"]:
+        result["hosts"].append(match.group("host"))
+
+
+def _tests_version(result, state, match):
+    result["nccl_tests_version"] = match.group("tests")
+    result["nccl_version_code"] = int(match.group("library"))
+
+
+def _collective(result, state, match):
+    result["collective"] = match.group("name")
+
+
+_COMMENT_HANDLERS = (
+    (_AVG_RE, _avg),
+    (_OOB_RE, _oob),
+    (_HEADER_INFO_RE, _header_info),
+    (_RANK_RE, _rank),
+    (_TESTS_VERSION_RE, _tests_version),
+    (_COLL_NAME_RE, _collective),
+)
 
 
 def _parse_row(tokens, lead, groups):

@@ -133,11 +133,14 @@ def run(params, runner, check_mode=False):
 
 
 def _install_script(params, runner):
-    path = params["torch_script"]
-    if not path:
-        return {"changed": False, "passed": False}, "install_only needs torch_script: the path to write it to"
-    changed = runner.write_file(path, SCRIPT)
-    return {"changed": changed, "passed": True, "torch_script": path, "msg": "torch benchmark at %s" % path}, None
+    """install_only: the GPUs found here, and the torch benchmark written to torch_script when given."""
+    gpus = len(launch.gpus_from_sysfs(params["sysfs_root"]))
+    result = {"changed": False, "passed": True, "gpus_found": gpus, "msg": "%d NVIDIA GPU(s) found" % gpus}
+    if params["torch_script"]:
+        result["changed"] = runner.write_file(params["torch_script"], SCRIPT)
+        result["torch_script"] = params["torch_script"]
+        result["msg"] += "; torch benchmark at %s" % params["torch_script"]
+    return result, None
 
 
 def launch_spec(params, runner):
@@ -174,6 +177,8 @@ def _binary(params, runner, collective):
     binary = params["executable"] or "%s_perf" % collective
     if params["tests_dir"] and os.sep not in binary:
         binary = os.path.join(params["tests_dir"], binary)
+    if params["launch"] == "srun" and os.sep in binary:
+        return binary  # srun starts it on the nodes; the launch host (a login node) need not have it
     path = binary if os.sep in binary else runner.get_bin_path(binary)
     if not path or not os.path.exists(path):
         raise NcclTestError(

@@ -802,6 +802,32 @@ VARIABLES = {
     ),
 }
 
+# Read by the NCCL Inspector profiler plugin (NCCL_PROFILER_PLUGIN=.../libnccl-profiler-inspector.so), not by NCCL:
+# checked like NCCL's own (the role fabric_monitoring builds the plugin, nccl_env sets them from ibtune_nccl_inspector).
+# Names and defaults from ext-profiler/inspector/inspector.cc (v2.28.9-1) and plugins/profiler/inspector (v2.30.7-1).
+_INSPECTOR = "Read by the NCCL Inspector plugin: "
+PLUGIN_VARIABLES = {
+    "NCCL_INSPECTOR_ENABLE": _b(default="0", note=_INSPECTOR + "1 turns it on.", category="profiler"),
+    "NCCL_INSPECTOR_DUMP_THREAD_ENABLE": _b(default="1", note=_INSPECTOR + "its dump thread.", category="profiler"),
+    "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS": _v(
+        "int",
+        min=-1,
+        default="0",
+        category="profiler",
+        note=_INSPECTOR + "dump period; up to 2.29 the part below one second is slept as NANOseconds.",
+    ),
+    "NCCL_INSPECTOR_DUMP_DIR": _v("path", note=_INSPECTOR + "where <host>-pid<pid>.log files go.", category="profiler"),
+    "NCCL_INSPECTOR_DUMP_VERBOSE": _b(default="0", note=_INSPECTOR + "adds event traces.", category="profiler"),
+    "NCCL_INSPECTOR_ENABLE_P2P": _b(default="1", note=_INSPECTOR + "P2P tracking (2.30).", category="profiler"),
+    "NCCL_INSPECTOR_PROM_DUMP": _b(default="0", note=_INSPECTOR + "Prometheus output (2.30).", category="profiler"),
+    "NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES": _v(
+        "int", min=0, default="8192", category="profiler", note=_INSPECTOR + "smallest message tracked (2.30)."
+    ),
+    "NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING": _b(
+        default="1", category="profiler", note=_INSPECTOR + "GPU-timed events only (2.30)."
+    ),
+}
+
 # Names that look like NCCL's but are read by someone else: never an error, always a warning.
 FOREIGN = {
     "NCCL_ASYNC_ERROR_HANDLING": "is PyTorch's, not NCCL's (now TORCH_NCCL_ASYNC_ERROR_HANDLING); NCCL ignores it",

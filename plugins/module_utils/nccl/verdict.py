@@ -237,7 +237,7 @@ def verdict(params):
     round; None for the first), findings (the plan's), and the settings of DEFAULTS."""
     settings = settings_of(params)
     baseline = gate.load_baseline(params.get("baseline"))
-    results = dict((r.get("id"), r) for r in params.get("results") or [] if isinstance(r, dict))
+    results = dict((_result_id(r), r) for r in params.get("results") or [] if isinstance(r, dict))
     checks, records, outcomes = [], {}, {}
     for run in params.get("runs") or []:
         new, record, passed = judge_run(run, results.get(run["id"]), baseline, settings, params.get("identity"))
@@ -267,6 +267,11 @@ def verdict(params):
     }
 
 
+def _result_id(result):
+    """A result's run id: its own ``id``, or the run an Ansible loop carried as ``item``."""
+    return result.get("id") or (result.get("item") or {}).get("id")
+
+
 def _start_bisections(runs, results, outcomes, settings):
     """A bisection for every failed run whose failure names no host yet (a slow group, not a transport)."""
     if not settings["bisect"]:
@@ -275,7 +280,7 @@ def _start_bisections(runs, results, outcomes, settings):
     states = []
     for run in runs:
         result = results.get(run["id"]) or {}
-        if outcomes.get(run["id"]) or result.get("transport_problems") or result.get("id") is None:
+        if outcomes.get(run["id"]) or result.get("transport_problems") or _result_id(result) is None:
             continue
         partners = good.get((run["plan"], run.get("rail")), set())
         states.append(nccl_plan.bisect_start(_parent(run), partners))

@@ -25,6 +25,7 @@ import math
 import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate as _gate
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import scan
 
 TESTS = ("write", "read", "send")
 DEFAULT_TCP_PORT = 18515
@@ -138,12 +139,9 @@ def build_argv(params, json_file=None):
 
 _SEPARATOR_RE = re.compile(r"^\s*-{10,}\s*$")
 _HEADER_RE = re.compile(r"^\s*#bytes\b")
-_COLUMN_RE = re.compile(r"#\w+|[A-Za-z][A-Za-z0-9 ]*?\[[^\]]*\]|[A-Za-z]\w*")
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
-_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][A-Za-z0-9_\-.*/ ]*?)\s*:\s*(?P<value>\S+)")
 _TITLE_RE = re.compile(r"^\s*(?P<title>[A-Za-z_]+(?: [A-Za-z_]+)*? BW Test)\s*$")
 _BANNER_RE = re.compile(r"Waiting for client to connect")
-_CUDA_NAME_RE = re.compile(r"device name = \[(?P<name>[^\]]+)\]")
 _WARNING_RE = re.compile(
     r"(?i)\bwarning\b|Conflicting CPU frequency|doesn't supports? |CPU Frequency is not max|"
     r"peak won't be measured"
@@ -244,6 +242,129 @@ def _make_row(values, unit):
     return row
 
 
+class _TextReader(object):
+    """Reads a console report line by line into an empty_result() (parse_text's state)."""
+
+    def __init__(self):
+        self.result = empty_result()
+        self.columns = None
+        self.seen_sizes = {}
+        self.warnings = []
+
+    def line(self, raw):
+        """One line, tried as each kind of line in turn (the first that fits takes it)."""
+        line = raw.replace("\t", " ").rstrip()
+        stripped = line.strip()
+        if not stripped:
+            return
+        for reader in (self._separator, self._header, self._row, self._banner, self._warning, self._title):
+            if reader(line, stripped):
+                return
+        self._facts(line, stripped)
+
+    def _separator(self, line, stripped):
+        if stripped[0] not in "-*":
+            return False
+        if _SEPARATOR_RE.match(line) or stripped.strip("*").strip() == "" or stripped.startswith("* "):
+            if _BANNER_RE.search(line):
+                self.result["server_banner"] = True
+            return True
+        return False
+
+    def _header(self, line, stripped):
+        if not (stripped.startswith("#bytes") and _HEADER_RE.match(stripped)):
+            return False
+        cols = scan.bandwidth_columns(stripped)
+        if cols and _column_key(cols[0]) == "msg_size":
+            self.columns = [_column_key(c) for c in cols]
+            unit = _unit_of(cols)
+            if unit:
+                self.result["unit"] = unit
+        return True
+
+    def _row(self, line, stripped):
+        if not self.columns:
+            return False
+        tokens = stripped.split()
+        if not (tokens and all(_NUMBER_RE.match(t) for t in tokens)):
+            return False
+        if len(tokens) == len(self.columns) and "msg_size" in self.columns and "bw_avg" in self.columns:
+            try:
+                row = _make_row(dict(zip(self.columns, tokens)), self.result["unit"] or DEFAULT_UNIT)
+            except (ValueError, OverflowError):
+                return True
+            self._add_row(row)
+        return True
+
+    def _add_row(self, row):
+        key = row["msg_size"]
+        if key in self.seen_sizes:
+            if self.seen_sizes[key] != row:
+                self.warnings.append(
+                    "two different result rows for %d bytes (interleaved output?): kept the first" % key
+                )  # noqa: E501
+            return
+        self.seen_sizes[key] = row
+        self.result["rows"].append(row)
+
+    def _banner(self, line, stripped):
+        if _BANNER_RE.search(line):
+            self.result["server_banner"] = True
+            return True
+        return False
+
+    def _warning(self, line, stripped):
+        if not _WARNING_RE.search(line):
+            return False
+        if "peak won't be measured" in line.lower():
+            self.result["peak_measured"] = False
+        self.warnings.append(stripped)
+        return True
+
+    def _title(self, line, stripped):
+        title = _TITLE_RE.match(line) if "Test" in line else None
+        if title:
+            self.result["test_title"] = title.group("title")
+            self.result["bidirectional"] = "bidirectional" in title.group("title").lower()
+        return bool(title)
+
+    def _facts(self, line, stripped):
+        """The header block: addresses, the CUDA device, "key : value" pairs."""
+        low = stripped[:16].lower()
+        if low.startswith("remote address"):
+            self.result["remote_seen"] = True
+            return
+        if low.startswith(("local address", "gid:")):
+            return
+        cuda = scan.bracketed_after(line, "device name = [")
+        if cuda:
+            self.result["cuda_device"] = cuda
+            return
+        for key, value in scan.header_pairs(line) if ":" in line else ():
+            self._fact(" ".join(key.lower().split()), value)
+
+    def _fact(self, key, value):
+        if key not in _HEADER_KEYS:
+            return
+        name, conv = _HEADER_KEYS[key]
+        if conv is int:
+            value = _leading_int(value)
+        if value is None:
+            return
+        self.result["header"][name] = value
+        if name in _TOP_LEVEL:
+            self.result[name] = value
+
+    def finish(self):
+        result = self.result
+        result["warnings"] = list(dict.fromkeys(self.warnings))
+        if result["rows"]:
+            result["headline"] = max(result["rows"], key=lambda r: r["msg_size"])
+            if all(r["bw_peak_gbps"] == 0 for r in result["rows"] if r["bw_peak_gbps"] is not None):
+                result["peak_measured"] = False
+        return result
+
+
 def parse_text(output):
     """Parse perftest console output (stdout, or stdout+stderr) into a dict; never raises.
 
@@ -251,96 +372,21 @@ def parse_text(output):
     server+client stream dropped), the headline row (largest message size), the unit seen, header
     facts (device, link_type, transport, gid_index, mtu...), whether a server banner and a remote
     address were printed, and warning lines (also those printed inside the table).
+
+    Linear in the length of the output whatever it holds (perftest/scan.py). A last line without a line break
+    was cut: it is not read (a cut number is refused, not shortened) and a warning says so.
     """
-    result = empty_result()
+    reader = _TextReader()
     if not output:
-        return result
+        return reader.result
     if isinstance(output, bytes):
         output = output.decode("utf-8", "replace")
-    columns = None
-    seen_sizes = {}
-    warnings = []
-    try:
-        lines = str(output).splitlines()
-    except Exception:  # pragma: no cover - str() of anything works
-        return result
+    lines, cut = scan.complete_lines(str(output))
+    if cut is not None and cut.strip():
+        reader.warnings.append("the output ends inside a line (cut?), not read: %s" % cut.strip()[:120])
     for raw in lines:
-        line = raw.replace("\t", " ").rstrip()
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if _SEPARATOR_RE.match(line) or stripped.strip("*").strip() == "" or stripped.startswith("* "):
-            if _BANNER_RE.search(line):
-                result["server_banner"] = True
-            continue
-        if _HEADER_RE.match(line):
-            cols = _COLUMN_RE.findall(stripped)
-            if cols and _column_key(cols[0]) == "msg_size":
-                columns = [_column_key(c) for c in cols]
-                unit = _unit_of(cols)
-                if unit:
-                    result["unit"] = unit
-            continue
-        tokens = stripped.split()
-        if columns and tokens and all(_NUMBER_RE.match(t) for t in tokens):
-            if len(tokens) == len(columns) and "msg_size" in columns and "bw_avg" in columns:
-                values = dict(zip(columns, tokens))
-                try:
-                    row = _make_row(values, result["unit"] or DEFAULT_UNIT)
-                except (ValueError, OverflowError):
-                    continue
-                key = row["msg_size"]
-                if key in seen_sizes:
-                    if seen_sizes[key] != row:
-                        warnings.append(
-                            "two different result rows for %d bytes (interleaved output?): kept the first" % key
-                        )
-                    continue
-                seen_sizes[key] = row
-                result["rows"].append(row)
-            continue
-        if _BANNER_RE.search(line):
-            result["server_banner"] = True
-            continue
-        if _WARNING_RE.search(line):
-            if "peak won't be measured" in line.lower():
-                result["peak_measured"] = False
-            warnings.append(stripped)
-            continue
-        title = _TITLE_RE.match(line)
-        if title:
-            result["test_title"] = title.group("title")
-            result["bidirectional"] = "bidirectional" in title.group("title").lower()
-            continue
-        low = stripped.lower()
-        if low.startswith("remote address"):
-            result["remote_seen"] = True
-            continue
-        if low.startswith(("local address", "gid:")):
-            continue
-        cuda = _CUDA_NAME_RE.search(line)
-        if cuda:
-            result["cuda_device"] = cuda.group("name")
-            continue
-        for match in _PAIR_RE.finditer(line):
-            key = re.sub(r"\s+", " ", match.group("key").strip().lower())
-            if key not in _HEADER_KEYS:
-                continue
-            name, conv = _HEADER_KEYS[key]
-            value = match.group("value")
-            if conv is int:
-                value = _leading_int(value)
-            if value is None:
-                continue
-            result["header"][name] = value
-            if name in _TOP_LEVEL:
-                result[name] = value
-    result["warnings"] = list(dict.fromkeys(warnings))
-    if result["rows"]:
-        result["headline"] = max(result["rows"], key=lambda r: r["msg_size"])
-        if all(r["bw_peak_gbps"] == 0 for r in result["rows"] if r["bw_peak_gbps"] is not None):
-            result["peak_measured"] = False
-    return result
+        reader.line(raw)
+    return reader.finish()
 
 
 # --------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import bandwidth as perftest
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import scan
 
 TESTS = ("write", "read", "send")
 DEFAULT_SIZE = 2  # DEF_SIZE_LAT
@@ -87,7 +88,6 @@ FORMATS = {
 _SEPARATOR_RE = re.compile(r"^\s*-{10,}\s*$")
 _HEADER_RE = re.compile(r"^\s*#bytes\b")
 # "#bytes", "t_min[usec]", "99.9% percentile[usec]", "tps average", "CPU_Util[%]"
-_COLUMN_RE = re.compile(r"#\w+|\d+(?:\.\d+)?%\s*percentile\s*\[[^\]]*\]|tps\s+average|[A-Za-z_][\w ]*?\[[^\]]*\]")
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 _NONFINITE_RE = re.compile(r"(?i)^-?(?:nan|inf(?:inity)?)$")
 _AVERAGE_ONLY_RE = re.compile(r"^\s*(\d+\.\d+)\s*$")
@@ -161,6 +161,83 @@ def _make_row(columns, tokens):
     return row
 
 
+class _LatReader(object):
+    """Reads the result table of a latency report into an empty_result() (parse_lat_text's state)."""
+
+    def __init__(self, result, warnings):
+        self.result = result
+        self.warnings = warnings
+        self.columns = None
+        self.seen = {}
+        self.average_only = None
+
+    def line(self, raw):
+        line = raw.replace("\t", " ").rstrip()
+        stripped = line.strip()
+        if not stripped or (stripped[0] == "-" and _SEPARATOR_RE.match(line)):
+            return
+        if stripped.startswith("#bytes") and _HEADER_RE.match(stripped):
+            self._header(stripped)
+            return
+        title = _TITLE_RE.match(line) if "Test" in line else None
+        if title:
+            self.result["test_title"] = title.group("title")
+            return
+        if self.columns is None:
+            match = _AVERAGE_ONLY_RE.match(stripped)
+            if match:
+                self.average_only = float(match.group(1))
+            return
+        self._row(stripped)
+
+    def _header(self, stripped):
+        names = scan.latency_columns(stripped) or []
+        keys = [_column_key(n) for n in names]
+        fmt = _format_of(keys)
+        if not fmt:  # a bandwidth header (it has no t_* column)
+            return
+        self.columns = keys
+        self.result.update(columns=keys, format=fmt)
+        for name in names:
+            unit = _UNIT_RE.search(name)
+            if unit and name.lower().startswith("t_"):
+                self.result["unit"] = unit.group("unit").strip()
+                break
+
+    def _row(self, stripped):
+        tokens = stripped.split()
+        if len(tokens) != len(self.columns) or not _NUMBER_RE.match(tokens[0]):
+            return
+        if not all(_NUMBER_RE.match(t) for t in tokens):
+            if all(_NUMBER_RE.match(t) or _NONFINITE_RE.match(t) for t in tokens):
+                self.warnings.append("result row with a non-finite value skipped: %s" % stripped)
+            return
+        try:
+            row = _make_row(self.columns, tokens)
+        except (ValueError, OverflowError):
+            self.warnings.append("result row with a non-finite value skipped: %s" % stripped)
+            return
+        size = row["msg_size"]
+        if size in self.seen:
+            if self.seen[size] != row:
+                self.warnings.append("two different result rows for %d bytes: kept the first" % size)
+            return
+        self.seen[size] = row
+        self.result["rows"].append(row)
+
+    def finish(self):
+        result = self.result
+        if not result["rows"] and result["format"] is None and self.average_only is not None:
+            row = empty_row()
+            row["t_avg_us"] = self.average_only
+            result.update(format="average_only", columns=["t_avg_us"], rows=[row], unit="usec")
+        result["warnings"] = list(dict.fromkeys(self.warnings))
+        if result["rows"]:
+            sized = [r for r in result["rows"] if r["msg_size"] is not None]
+            result["headline"] = min(sized, key=lambda r: r["msg_size"]) if sized else result["rows"][0]
+        return result
+
+
 def parse_lat_text(output):
     """Parse a perftest latency report (stdout, or stdout+stderr) into a dict; never raises.
 
@@ -170,6 +247,9 @@ def parse_lat_text(output):
     bandwidth parser reads (device, link_type, transport, gid_index, mtu, connection_type,
     server_banner, remote_seen, header), the test title ("RDMA_Write Latency Test") and warning lines
     (also those printed inside the table, e.g. "Conflicting CPU frequency values detected").
+
+    Linear in the length of the output whatever it holds; a last line without a line break was cut and is not
+    read (``--output=latency``'s one number cut to "2" is refused, not read as 2 us).
     """
     result = empty_result()
     if not output:
@@ -183,68 +263,11 @@ def parse_lat_text(output):
     result["header"] = dict(facts.get("header") or {})
     result["server_banner"] = bool(facts.get("server_banner"))
     result["remote_seen"] = bool(facts.get("remote_seen"))
-    warnings = list(facts.get("warnings") or [])
-
-    columns = None
-    seen = {}
-    average_only = None
-    for raw in output.splitlines():
-        line = raw.replace("\t", " ").rstrip()
-        stripped = line.strip()
-        if not stripped or _SEPARATOR_RE.match(line):
-            continue
-        if _HEADER_RE.match(line):
-            names = _COLUMN_RE.findall(stripped)
-            keys = [_column_key(n) for n in names]
-            fmt = _format_of(keys)
-            if fmt:  # a latency header (a bandwidth one has no t_* column)
-                columns = keys
-                result["columns"] = keys
-                result["format"] = fmt
-                for name in names:
-                    unit = _UNIT_RE.search(name)
-                    if unit and name.lower().startswith("t_"):
-                        result["unit"] = unit.group("unit").strip()
-                        break
-            continue
-        title = _TITLE_RE.match(line)
-        if title:
-            result["test_title"] = title.group("title")
-            continue
-        tokens = stripped.split()
-        if columns is None:
-            match = _AVERAGE_ONLY_RE.match(stripped)
-            if match:
-                average_only = float(match.group(1))
-            continue
-        if len(tokens) != len(columns) or not _NUMBER_RE.match(tokens[0]):
-            continue
-        if not all(_NUMBER_RE.match(t) for t in tokens):
-            if all(_NUMBER_RE.match(t) or _NONFINITE_RE.match(t) for t in tokens):
-                warnings.append("result row with a non-finite value skipped: %s" % stripped)
-            continue
-        try:
-            row = _make_row(columns, tokens)
-        except (ValueError, OverflowError):
-            warnings.append("result row with a non-finite value skipped: %s" % stripped)
-            continue
-        size = row["msg_size"]
-        if size in seen:
-            if seen[size] != row:
-                warnings.append("two different result rows for %d bytes: kept the first" % size)
-            continue
-        seen[size] = row
-        result["rows"].append(row)
-
-    if not result["rows"] and result["format"] is None and average_only is not None:
-        row = empty_row()
-        row["t_avg_us"] = average_only
-        result.update(format="average_only", columns=["t_avg_us"], rows=[row], unit="usec")
-    result["warnings"] = list(dict.fromkeys(warnings))
-    if result["rows"]:
-        sized = [r for r in result["rows"] if r["msg_size"] is not None]
-        result["headline"] = min(sized, key=lambda r: r["msg_size"]) if sized else result["rows"][0]
-    return result
+    reader = _LatReader(result, list(facts.get("warnings") or []))
+    lines, _cut = scan.complete_lines(output)  # parse_text above warned about a cut last line
+    for raw in lines:
+        reader.line(raw)
+    return reader.finish()
 
 
 def headline_latency(row):

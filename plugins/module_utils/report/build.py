@@ -28,8 +28,9 @@ import gc
 import math
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import find_regressions
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_of
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -45,13 +46,13 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict impor
     host_verdicts,
     line_rate_of,
     normalize_host_failures,
-    peer_gate,
     reached_threshold,
     systemic_cause,
     unmeasured_hosts,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import localize
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     fmt_gbps,
@@ -264,11 +265,15 @@ def _check_settings(opts):
 
 
 def _saturated_of(items):
+    """Saturated counters, each with ``gated``: ib_counters says whether an increase of it fails the port; where
+    an older caller does not, the physical-layer counters (allowed no increase by default) are."""
     stuck = []
     for item in items or []:
         if isinstance(item, dict):
             entry = dict(item)
             entry["host"] = str(item.get("host") or "unknown")
+            if entry.get("gated") is None:
+                entry["gated"] = entry.get("counter") in host_counters.DEFAULT_THRESHOLDS
             stuck.append(entry)
     stuck.sort(key=lambda v: (v["host"], str(v.get("device")), int_or(v.get("port"), 0), str(v.get("counter"))))
     return stuck
@@ -299,7 +304,7 @@ def _apply_baseline(res, medians, regressed):
         res["baseline_gbps"] = None
         res["regressed"] = False
         return
-    key = (res["link"], res["test"])
+    key = (res["link"], params_of(res))
     res["baseline_gbps"] = medians.get(key)
     reg = regressed.get(key)
     res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
@@ -312,7 +317,7 @@ def _apply_baseline(res, medians, regressed):
 def _scan(results, regressions, medians):
     """One pass over every result (millions at 1024 hosts x 8 rails): baseline figures, failed pairs, the hosts
     seen, rounds and retests."""
-    regressed = dict(((r["link"], r["test"]), r) for r in regressions)
+    regressed = dict(((r["link"], tuple(r["params"][k] for k in PARAMS)), r) for r in regressions)
     seen, failed, rounds = set(), [], set()
     retests = 0
     for res in results:

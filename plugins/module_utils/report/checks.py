@@ -67,7 +67,8 @@ def attach(report, checks):
     if report["passed"]:
         report["message"] = "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
         return report
-    items = [c["message"] for c in failed][:MESSAGE_ITEMS]
+    # the checks that name a culprit first: they are what the operator acts on
+    items = [c["message"] for c in sorted(failed, key=lambda c: not c["culprits"])][:MESSAGE_ITEMS]
     more = len(failed) - len(items)
     text = "; ".join(items) + ("; and %d more (see summary.md)" % more if more > 0 else "")
     base = report.get("message") or ""

@@ -9,7 +9,8 @@ Inline CSS and inline SVG only: no script, font, image or stylesheet is fetched,
 on an air-gapped bastion. Hover titles are SVG/HTML `title`s (no JavaScript).
 
 Stable hooks for tests and tools:
-  #verdict (data-passed), #message, #systemic, #suspects li (data-subject, data-kind),
+  #verdict (data-passed), #message, #systemic, #suspects li (data-subject, data-kind node|link|cable|switch;
+  a switch also data-scope),
   .heatmap (data-rail, data-kind, data-test), one rect.cell per measured (server, client) with
   data-client and data-passed, its row g with data-server; failing cells have class cell-fail and
   repeat data-server/data-rail/data-kind/data-test; #failed-hosts li (data-host, data-kind),
@@ -193,128 +194,145 @@ def _cell_size(count):
     return 6
 
 
+def _axis_big(hosts, index, grid, flagged, esc):
+    """Every host labelled on both axes (cells of 10 px and more)."""
+    size, left, top = grid
+    font = 10 if size >= 18 else size - 1
+    out = []
+    for h in hosts:
+        i = index[h]
+        y = top + i * size + size / 2.0
+        x = left + i * size + size / 2.0
+        cls = "ax flag" if h in flagged else "ax"
+        fs = ' font-size="%d" fill="%s"' % (font, "#cf222e" if h in flagged else "#24292f")
+        name = ("\u26a0 " + esc[h]) if h in flagged else esc[h]
+        tip = "<title>%s</title>" % _e(flagged[h]) if h in flagged else ""
+        out.append('<text class="%s" x="%d" y="%.1f" text-anchor="end" dominant-baseline="central"%s>%s%s</text>'
+                   % (cls, left - 4, y, fs, tip, name))  # fmt: skip
+        out.append(
+            '<text class="%s" transform="translate(%.1f %d) rotate(-90)" dominant-baseline="central"%s>%s%s</text>'
+            % (cls, x, top - 4, fs, tip, name)
+        )
+    return out
+
+
+def _axis_small(hosts, index, grid, flagged, esc):
+    """Too many hosts to label every row: every 16th and the flagged ones; names stay in the hover titles."""
+    size, left, top = grid
+    out = []
+    for h in [x for i, x in enumerate(hosts) if i % 16 == 0 or x in flagged]:
+        i = index[h]
+        cls = "ax flag" if h in flagged else "ax"
+        fs = 'font-size="6" fill="%s"' % ("#cf222e" if h in flagged else "#24292f")
+        out.append('<text class="%s" x="%d" y="%d" text-anchor="end" %s>%s</text>'
+                   % (cls, left - 2, top + i * size + size, fs, esc[h]))  # fmt: skip
+        out.append('<text class="%s" transform="translate(%d %d) rotate(-90)" %s>%s</text>'
+                   % (cls, left + i * size + size, top - 2, fs, esc[h]))  # fmt: skip
+    return out
+
+
+def _cell_state(runs, kind):
+    """(fill class, worst value, passed) of one cell's results."""
+    passed = all(r.get("passed") for r in runs)
+    regressed = any(r.get("regressed") for r in runs)
+    goods = [_cell_value(r, kind) for r in runs]
+    value, _gate, good = min(goods, key=lambda g: (g[2] is not None, g[2] if g[2] is not None else 0))
+    if not passed:
+        return ("cf" if value is not None else "cn"), value, passed
+    if regressed:
+        return "cr", value, passed
+    if good is None or good >= BW_BUCKETS[0]:
+        return "c0", value, passed
+    return ("c1" if good >= BW_BUCKETS[1] else "c2"), value, passed
+
+
+def _cell_title(server, client, rail, kind, test, runs, cls):
+    if cls in ("c0", "c1", "c2") and len(runs) == 1:
+        # the common case, kept short (most of a big page): figures only
+        return "%s -> %s %s: %s" % (server, client, rail, _short_figures(runs[0], kind))
+    lines = "\n".join(_result_line(r, kind) for r in runs)
+    return "%s -> %s, rail %s %s %s\n%s" % (server, client, rail, kind, test, lines)
+
+
+def _cell_svg(grid, x, server, client, runs, labels):
+    """The rect (and, on big cells, the figure) of one (server, client) cell; returns (svg parts, failed 0/1)."""
+    size = grid[0]
+    kind, test, rail, erail, ekind, etest, esc = labels
+    cls, value, passed = _cell_state(runs, kind)
+    geometry = 'width="%d" height="%d"' % (size, size)
+    if passed:
+        attrs = '%s fill="%s" class="cell %s" data-client="%s" data-passed="true"' % (
+            geometry, FILL[cls], cls, esc[client]
+        )  # fmt: skip
+    else:
+        outline = ' stroke="#1b1f23" stroke-width="1.5"' if size < 18 else ""
+        attrs = (
+            '%s fill="%s"%s class="cell %s cell-fail" data-server="%s" data-client="%s" data-rail="%s" '
+            'data-kind="%s" data-test="%s" data-passed="false"'
+            % (geometry, FILL[cls], outline, cls, esc[server], esc[client], erail, ekind, etest)
+        )
+    title = _cell_title(server, client, rail, kind, test, runs, cls)
+    out = ['<rect x="%d" %s><title>%s</title></rect>' % (x, attrs, _e(title))]
+    if size >= 40:
+        out.append(_cell_figure(x, size, value, kind, passed, cls))
+    return out, 0 if passed else 1
+
+
+def _cell_figure(x, size, value, kind, passed, cls):
+    label = "-" if value is None else ("%.1f" % value if kind == "latency" else "%.0f" % value)
+    glyph = "" if passed else "\u2715"
+    tcls = "v f" if not passed else ("v k" if cls in ("c2", "cr") else "v")
+    colour = "#fff" if tcls == "v" else "#1b1f23"
+    return ('<text class="%s" x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" '
+            'font-size="%d" fill="%s">%s%s</text>'
+            % (tcls, x + size / 2.0, size / 2.0, 10 if glyph else 12, colour, glyph, _e(label)))  # fmt: skip
+
+
+def _heatmap_rows(hosts, index, grid, cells, labels):
+    """The cell rows, one g per server; returns (svg parts, failing cells)."""
+    size, left, top = grid
+    rows = {}
+    for (server, client), runs in cells.items():
+        rows.setdefault(server, []).append((client, runs))
+    esc = labels[-1]
+    body, failed = [], 0
+    for server in hosts:
+        if server not in rows:
+            continue
+        body.append('<g data-server="%s" transform="translate(0 %d)">' % (esc[server], top + index[server] * size))
+        for client, runs in sorted(rows[server], key=lambda item: index[item[0]]):
+            parts, fail = _cell_svg(grid, left + index[client] * size, server, client, runs, labels)
+            body.extend(parts)
+            failed += fail
+        body.append("</g>")
+    return body, failed
+
+
 def _heatmap(report, kind, test, rail, cells):
-    seen = set()
-    for server, client in cells:
-        seen.add(server)
-        seen.add(client)
+    seen = set(h for pair in cells for h in pair)
     hosts = _ordered_hosts(report, seen)
     index = dict((h, i) for i, h in enumerate(hosts))
     size = _cell_size(len(hosts))
     label_w = 20 + 7 * max(len(h) for h in hosts) if size >= 10 else 6 + 4 * max(len(h) for h in hosts)
-    left, top = label_w, label_w
-    width = left + size * len(hosts) + 4
-    height = top + size * len(hosts) + 4
+    grid = (size, label_w, label_w)
+    width = height = label_w + size * len(hosts) + 4
     esc = dict((h, _e(h)) for h in hosts)
     flagged = _flagged_hosts(report)
-    erail, ekind, etest = _e(rail), _e(kind), _e(test)
-    failed = 0
-    out = []
-    out.append(
+    labels = (kind, test, rail, _e(rail), _e(kind), _e(test), esc)
+    axis = _axis_big if size >= 10 else _axis_small
+    body = axis(hosts, index, grid, flagged, esc)
+    rows, failed = _heatmap_rows(hosts, index, grid, cells, labels)
+    erail, ekind, etest = labels[3:6]
+    out = [
         '<section class="heatmap" data-rail="%s" data-kind="%s" data-test="%s">'
-        "<h3>rail %s &middot; %s &middot; %s</h3>" % (erail, ekind, etest, erail, ekind, etest)
-    )
-    body = []
-    if size >= 10:
-        font = 10 if size >= 18 else size - 1
-        for h in hosts:
-            i = index[h]
-            y = top + i * size + size / 2.0
-            x = left + i * size + size / 2.0
-            cls = "ax flag" if h in flagged else "ax"
-            fs = ' font-size="%d" fill="%s"' % (font, "#cf222e" if h in flagged else "#24292f")
-            name = ("\u26a0 " + esc[h]) if h in flagged else esc[h]
-            tip = "<title>%s</title>" % _e(flagged[h]) if h in flagged else ""
-            body.append('<text class="%s" x="%d" y="%.1f" text-anchor="end" dominant-baseline="central"%s>%s%s</text>'
-                        % (cls, left - 4, y, fs, tip, name))  # fmt: skip
-            body.append(
-                '<text class="%s" transform="translate(%.1f %d) rotate(-90)" dominant-baseline="central"%s>%s%s</text>'
-                % (cls, x, top - 4, fs, tip, name)
-            )
-    else:
-        # too many hosts to label every row: label every 16th, names stay in the hover titles
-        for h in [x for i, x in enumerate(hosts) if i % 16 == 0 or x in flagged]:
-            i = index[h]
-            cls = "ax flag" if h in flagged else "ax"
-            fs = 'font-size="6" fill="%s"' % ("#cf222e" if h in flagged else "#24292f")
-            body.append('<text class="%s" x="%d" y="%d" text-anchor="end" %s>%s</text>'
-                        % (cls, left - 2, top + i * size + size, fs, esc[h]))  # fmt: skip
-            body.append('<text class="%s" transform="translate(%d %d) rotate(-90)" %s>%s</text>'
-                        % (cls, left + i * size + size, top - 2, fs, esc[h]))  # fmt: skip
-    rows = {}
-    for (server, client), runs in cells.items():
-        rows.setdefault(server, []).append((client, runs))
-    unit = "us" if kind == "latency" else "Gb/s"
-    geometry = 'width="%d" height="%d"' % (size, size)
-    outline = ' stroke="#1b1f23" stroke-width="1.5"' if size < 18 else ""
-    for server in hosts:
-        if server not in rows:
-            continue
-        y = top + index[server] * size
-        body.append('<g data-server="%s" transform="translate(0 %d)">' % (esc[server], y))
-        for client, runs in sorted(rows[server], key=lambda item: index[item[0]]):
-            x = left + index[client] * size
-            passed = all(r.get("passed") for r in runs)
-            regressed = any(r.get("regressed") for r in runs)
-            goods = [_cell_value(r, kind) for r in runs]
-            worst = min(goods, key=lambda g: (g[2] is not None, g[2] if g[2] is not None else 0))
-            value, _gate, good = worst
-            if not passed:
-                failed += 1
-                cls = "cf" if value is not None else "cn"
-            elif regressed:
-                cls = "cr"
-            elif good is None or good >= BW_BUCKETS[0]:
-                cls = "c0"
-            elif good >= BW_BUCKETS[1]:
-                cls = "c1"
-            else:
-                cls = "c2"
-            if passed and not regressed and len(runs) == 1:
-                # the common case, kept short (most of a big page): figures only
-                title = "%s -> %s %s: %s" % (server, client, rail, _short_figures(runs[0], kind))
-            else:
-                title = "%s -> %s, rail %s %s %s\n%s" % (
-                    server,
-                    client,
-                    rail,
-                    kind,
-                    test,
-                    "\n".join(_result_line(r, kind) for r in runs),
-                )
-            if passed:
-                attrs = '%s fill="%s" class="cell %s" data-client="%s" data-passed="true"' % (
-                    geometry,
-                    FILL[cls],
-                    cls,
-                    esc[client],
-                )
-            else:
-                attrs = (
-                    '%s fill="%s"%s class="cell %s cell-fail" data-server="%s" data-client="%s" data-rail="%s" '
-                    'data-kind="%s" data-test="%s" data-passed="false"'
-                    % (geometry, FILL[cls], outline, cls, esc[server], esc[client], erail, ekind, etest)
-                )
-            body.append('<rect x="%d" %s><title>%s</title></rect>' % (x, attrs, _e(title)))
-            if size >= 40:
-                label = "-" if value is None else ("%.1f" % value if kind == "latency" else "%.0f" % value)
-                glyph = "" if passed else "\u2715"
-                tcls = "v f" if not passed else ("v k" if cls in ("c2", "cr") else "v")
-                colour = "#fff" if tcls == "v" else "#1b1f23"
-                body.append('<text class="%s" x="%.1f" y="%.1f" text-anchor="middle" dominant-baseline="central" '
-                            'font-size="%d" fill="%s">%s%s</text>'
-                            % (tcls, x + size / 2.0, size / 2.0, 10 if glyph else 12, colour, glyph,
-                               _e(label)))  # fmt: skip
-        body.append("</g>")
-    out.append(
+        "<h3>rail %s &middot; %s &middot; %s</h3>" % (erail, ekind, etest, erail, ekind, etest),
         '<p class="sub">%d hosts, %d measured pairs, %d failing (rows: server, columns: client; %s)</p>'
-        % (len(hosts), len(cells), failed, unit)
-    )
-    out.append(
+        % (len(hosts), len(cells), failed, "us" if kind == "latency" else "Gb/s"),
         '<svg class="hm s%d" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" '
-        'aria-label="rail %s %s %s: %d failing">' % (size, width, height, width, height, erail, ekind, etest, failed)
-    )
+        'aria-label="rail %s %s %s: %d failing">' % (size, width, height, width, height, erail, ekind, etest, failed),
+    ]
     out.extend(body)
+    out.extend(rows)
     out.append("</svg></section>")
     return "".join(out), failed
 
@@ -361,55 +379,68 @@ def _verdict_tag(verdict):
     return '<span class="tag %s">%s</span> ' % ("bad" if bad else "suspect", "bad" if bad else "suspect")
 
 
+def _node_details(node):
+    details = []
+    if node.get("devices"):
+        details.append("on %s" % ", ".join(node["devices"]))
+    if node.get("failed_with"):
+        names = node["failed_with"]
+        more = " and %d more" % (len(names) - 8) if len(names) > 8 else ""
+        details.append("failed with %s%s" % (", ".join(names[:8]), more))
+    failed = [r for r in node.get("retest") or [] if not r.get("passed")]
+    if failed:
+        r = failed[0]
+        details.append(
+            "failed again with known-good %s (%s < %s Gb/s)"
+            % (r.get("partner"), _num(r.get("bw_avg_gbps")), _num(r.get("threshold_gbps")))
+        )
+    return details
+
+
+def _node_item(node):
+    details = _node_details(node)
+    return '<li data-kind="node" data-subject="%s">%snode <b>%s</b>%s</li>' % (
+        _e(node["host"]),
+        _verdict_tag(node.get("verdict")),
+        _e(node["host"]),
+        (" &mdash; " + _e("; ".join(details))) if details else "",
+    )
+
+
+def _link_item(link):
+    figures = link.get("failure") or ""
+    if link.get("bw_avg_gbps") is not None and link.get("threshold_gbps") is not None:
+        figures = "%s Gb/s < %s Gb/s" % (_num(link["bw_avg_gbps"]), _num(link["threshold_gbps"]))
+    return '<li data-kind="link" data-subject="%s">%slink <b>%s</b> &mdash; %s</li>' % (
+        _e(link["link"]), _verdict_tag(link.get("verdict")), _e(link["link"]), _e(figures)
+    )  # fmt: skip
+
+
+def _cable_item(cable):
+    subject = "%s<->%s" % (cable.get("a"), cable.get("b"))
+    return '<li data-kind="cable" data-subject="%s">%scable <b>%s</b> &harr; <b>%s</b>%s</li>' % (
+        _e(subject),
+        _verdict_tag(cable.get("verdict")),
+        _e(cable.get("a")),
+        _e(cable.get("b")),
+        (" &mdash; " + _e(cable["reason"])) if cable.get("reason") else "",
+    )
+
+
+def _switch_item(fault):
+    subject = "+".join(fault.get("switches") or []) or "above %s" % ",".join((fault.get("hosts") or [])[:8])
+    return '<li data-kind="switch" data-subject="%s" data-scope="%s">%sswitch <b>%s</b> &mdash; %s</li>' % (
+        _e(subject), _e(fault.get("scope")), _verdict_tag("bad"), _e(subject), _e(fault.get("text"))
+    )  # fmt: skip
+
+
 def _suspects(report):
-    items = []
-    for node in report.get("suspect_nodes") or []:
-        details = []
-        if node.get("devices"):
-            details.append("on %s" % ", ".join(node["devices"]))
-        if node.get("failed_with"):
-            names = node["failed_with"]
-            details.append(
-                "failed with %s%s" % (", ".join(names[:8]), " and %d more" % (len(names) - 8) if len(names) > 8 else "")
-            )
-        for r in node.get("retest") or []:
-            if not r.get("passed"):
-                details.append(
-                    "failed again with known-good %s (%s < %s Gb/s)"
-                    % (r.get("partner"), _num(r.get("bw_avg_gbps")), _num(r.get("threshold_gbps")))
-                )
-                break
-        items.append(
-            '<li data-kind="node" data-subject="%s">%snode <b>%s</b>%s</li>'
-            % (
-                _e(node["host"]),
-                _verdict_tag(node.get("verdict")),
-                _e(node["host"]),
-                (" &mdash; " + _e("; ".join(details))) if details else "",
-            )
-        )
-    for link in report.get("suspect_links") or []:
-        figures = link.get("failure") or ""
-        if link.get("bw_avg_gbps") is not None and link.get("threshold_gbps") is not None:
-            figures = "%s Gb/s < %s Gb/s" % (_num(link["bw_avg_gbps"]), _num(link["threshold_gbps"]))
-        items.append(
-            '<li data-kind="link" data-subject="%s">%slink <b>%s</b> &mdash; %s</li>'
-            % (_e(link["link"]), _verdict_tag(link.get("verdict")), _e(link["link"]), _e(figures))
-        )
-    for cable in report.get("suspect_cables") or []:
-        subject = "%s<->%s" % (cable.get("a"), cable.get("b"))
-        items.append(
-            '<li data-kind="cable" data-subject="%s">%scable <b>%s</b> &harr; <b>%s</b>%s</li>'
-            % (
-                _e(subject),
-                _verdict_tag(cable.get("verdict")),
-                _e(cable.get("a")),
-                _e(cable.get("b")),
-                (" &mdash; " + _e(cable["reason"])) if cable.get("reason") else "",
-            )
-        )
+    items = [_switch_item(f) for f in report.get("switch_faults") or []]
+    items += [_node_item(n) for n in report.get("suspect_nodes") or []]
+    items += [_link_item(x) for x in report.get("suspect_links") or []]
+    items += [_cable_item(c) for c in report.get("suspect_cables") or []]
     if not items:
-        return '<h2>Suspects</h2><ul id="suspects"></ul><p class="muted">No suspect node, link or cable.</p>'
+        return '<h2>Suspects</h2><ul id="suspects"></ul><p class="muted">No suspect node, link, cable or switch.</p>'
     return '<h2>Suspects</h2><ul id="suspects">%s</ul>' % "".join(items)
 
 

@@ -16,7 +16,11 @@ import json
 import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import load_baseline, update_baseline
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import (
+    load_baseline,
+    locked,
+    update_baseline,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
@@ -74,98 +78,122 @@ def read_baseline(path):
         raise ReportError("baseline %s: %s" % (path, exc))
 
 
-def run(params, check_mode=False):
-    """(result, failed, warnings) for the module's params; raises ReportError."""
-    p = params
-    warnings = []
+def _check_params(p):
     if p["baseline_keep"] < 1:
         raise ReportError("baseline_keep must be >= 1, got %d: keep at least the last run" % p["baseline_keep"])
     if p["update_baseline"] and not p["baseline_path"]:
         raise ReportError("update_baseline is true but baseline_path is not set: give the baseline file to update")
-    baseline = read_baseline(p["baseline_path"])
+
+
+REPORT_OPTIONS = (
+    "regression_tolerance", "min_gbps", "run_id", "expected_hosts", "host_failures", "min_hosts", "min_peer_fraction",
+    "line_rate_gbps", "topology", "host_rails", "switch_groups", "lldp", "netdevs", "phy",
+)  # fmt: skip
+
+
+def _build(p, baseline):
     results = list(p.get("results") or [])
     results.extend(read_results_files(p.get("results_paths")))
+    options = dict((k, p[k]) for k in REPORT_OPTIONS if p.get(k) is not None)
     try:
-        report = build_report(
-            results,
-            counter_violations=p["counter_violations"],
-            saturated=p["saturated"],
-            baseline=baseline,
-            regression_tolerance=p["regression_tolerance"],
-            min_gbps=p["min_gbps"],
-            run_id=p["run_id"],
-            expected_hosts=p.get("expected_hosts"),
-            host_failures=p.get("host_failures"),
-            min_hosts=p.get("min_hosts", 2),
-            min_peer_fraction=p.get("min_peer_fraction", 0.9),
-            line_rate_gbps=p.get("line_rate_gbps"),
-            in_place=True,
-            topology=p.get("topology"),
-            phy=p.get("phy"),
-        )
+        report = build_report(results, p["counter_violations"], p["saturated"], baseline, in_place=True, **options)
         # issue 24 hook: checks of other suites (NCCL across nodes) in the same verdict and files
         attach_checks(report, p.get("checks"))
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
+    return report
+
+
+def _write_files(dest, files, check_mode):
+    if check_mode:
+        return [os.path.join(dest, name) for name in report_files()]
+    if os.path.exists(dest) and not os.path.isdir(dest):
+        raise ReportError("dest %s exists and is not a directory: give a directory for the report files" % dest)
+    try:
+        return write_atomic(dest, files)
+    except (IOError, OSError) as exc:
+        raise ReportError("cannot write the report into %s: %s" % (dest, exc))
+
+
+def _write_baseline(p, baseline, report, check_mode):
+    """Whether the baseline changed (and, unless in check mode, was written under its lock)."""
+    if not p["update_baseline"]:
+        return False
+    new_baseline = update_baseline(baseline, report["results"], report["timestamp"], keep=p["baseline_keep"])
+    if new_baseline["links"] == (baseline or {}).get("links"):
+        return False
+    if not check_mode:
+        path = p["baseline_path"]
+        try:
+            write_atomic(os.path.dirname(path) or ".", {os.path.basename(path): to_json(new_baseline)})
+        except (IOError, OSError) as exc:
+            raise ReportError("cannot write the baseline %s: %s" % (path, exc))
+    return True
+
+
+def _invocation(p):
+    """The module arguments as Ansible echoes them (invocation.module_args), long lists summarised: for thousands
+    of pair results echoing and scanning them for secrets is most of the module's time and a copy nobody reads."""
+    args = dict(p)
+    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
+        if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
+            args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
+    for key in ("topology", "lldp", "host_rails", "switch_groups", "netdevs", "phy"):
+        if args.get(key) is not None:
+            args[key] = "(not echoed, see report.json)"
+    return {"module_args": args}
+
+
+RESULT_KEYS = (
+    "passed", "failed_pairs", "suspect_nodes", "suspect_links", "switch_faults", "regressions", "counter_violations",
+    "failed_hosts", "passed_hosts", "systemic",
+)  # fmt: skip
+
+
+def run(params, check_mode=False):
+    """(result, failed, warnings) for the module's params; raises ReportError. With update_baseline the baseline is
+    read, compared and rewritten under its lock (baseline.locked): concurrent reports never lose an update."""
+    _check_params(params)
+    if not params["update_baseline"] or check_mode:
+        return _run(params, check_mode)
+    path = params["baseline_path"]
+    try:
+        directory = os.path.dirname(path) or "."
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        with locked(path):
+            return _run(params, check_mode)
+    except (IOError, OSError) as exc:
+        raise ReportError("cannot lock the baseline %s: %s" % (path, exc))
+
+
+def _run(p, check_mode):
+    baseline = read_baseline(p["baseline_path"])
+    report = _build(p, baseline)
+    warnings = []
     if not report["results"] and not report.get("checks"):
         warnings.append(
             "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
         )
-
+    warnings += report.get("refused") or []
     files = extend_files(render_all(report, history=baseline), report)
-    dest = p["dest"]
-    paths = [os.path.join(dest, name) for name in report_files()]
-    if not check_mode:
-        if os.path.exists(dest) and not os.path.isdir(dest):
-            raise ReportError("dest %s exists and is not a directory: give a directory for the report files" % dest)
-        try:
-            paths = write_atomic(dest, files)
-        except (IOError, OSError) as exc:
-            raise ReportError("cannot write the report into %s: %s" % (dest, exc))
-    baseline_updated = False
-    if p["update_baseline"]:
-        new_baseline = update_baseline(baseline, report["results"], report["timestamp"], keep=p["baseline_keep"])
-        baseline_updated = new_baseline["links"] != (baseline or {}).get("links")
-        if baseline_updated and not check_mode:
-            path = p["baseline_path"]
-            try:
-                write_atomic(os.path.dirname(path) or ".", {os.path.basename(path): to_json(new_baseline)})
-            except (IOError, OSError) as exc:
-                raise ReportError("cannot write the baseline %s: %s" % (path, exc))
-
+    paths = _write_files(p["dest"], files, check_mode)
+    baseline_updated = _write_baseline(p, baseline, report, check_mode)
     # The report files are this run's output, like a log: rewriting them is not a change to the
     # managed state. Only the baseline is state, so a repeated healthy run reports no change.
-    result = dict(
+    result = dict((k, report[k]) for k in RESULT_KEYS)
+    result.update(
         changed=baseline_updated,
-        passed=report["passed"],
-        failed_pairs=report["failed_pairs"],
-        suspect_nodes=report["suspect_nodes"],
-        suspect_links=report["suspect_links"],
-        regressions=report["regressions"],
-        counter_violations=report["counter_violations"],
-        failed_hosts=report["failed_hosts"],
-        passed_hosts=report["passed_hosts"],
-        systemic=report["systemic"],
         summary=files["summary.md"],
         files=paths,
         baseline_updated=baseline_updated,
         msg=report["message"],
+        invocation=_invocation(p),
     )
     if "suspect_cables" in report:
         result["suspect_cables"] = report["suspect_cables"]
         result["switch_counter_violations"] = report["switch_counter_violations"]
     if "phy_findings" in report:
         result["phy_findings"] = report["phy_findings"]
-    # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
-    # for thousands of pair results that is most of the module's time and a copy nobody reads.
-    args = dict(p)
-    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
-        if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
-            args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
-    if args.get("topology") is not None:
-        args["topology"] = "(the fabric's topology, not echoed)"
-    if args.get("phy") is not None:
-        args["phy"] = "(the PHY verdict, see report.json phy_findings)"
-    result["invocation"] = {"module_args": args}
     failed = not report["passed"] and p["fail_on_failure"]
     return result, failed, warnings

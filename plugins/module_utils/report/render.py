@@ -17,8 +17,13 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
+    link_text,
+    node_text,
+    saturated_text,
+    violation_text,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import link_text, node_text, violation_text
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     median_of,
@@ -92,77 +97,94 @@ def _hosts_suite(root, report):
     return len(hosts), len(failed)
 
 
-def _fabric_suite(root, report):
-    """Suite `fabric` (only with a topology): a failing testcase per suspect cable, per fabric check error and
-    per switch port whose counters rose; one passing testcase when there is none. Returns (tests, failures)."""
-    if "suspect_cables" not in report and "switch_counter_violations" not in report:
-        return 0, 0
-    suite = ET.SubElement(root, "testsuite", name="fabric", timestamp=report["timestamp"])
-    failures = 0
+def _suite(root, name, report):
+    return ET.SubElement(root, "testsuite", name=name, timestamp=report["timestamp"])
+
+
+def _close_suite(suite, tests, failures, skipped=None, time_s="0"):
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    if skipped is not None:
+        suite.set("skipped", str(skipped))
+    suite.set("time", time_s)
+
+
+def _failing_case(suite, classname, name, message, kind, text):
+    case = ET.SubElement(suite, "testcase", classname=classname, name=name)
+    case.set("time", "0")
+    ET.SubElement(case, "failure", message=message, type=kind).text = text
+
+
+def _fabric_cases(report):
+    """(classname, name, message, type, text) of every failing fabric testcase: suspect cables, switch faults,
+    fabric check errors, switch ports whose counters rose."""
+    cases = []
     for cable in report.get("suspect_cables") or []:
-        case = ET.SubElement(
-            suite, "testcase", classname="ibtune.fabric.cables", name="cable %s <-> %s" % (cable["a"], cable["b"])
+        name = "cable %s <-> %s" % (cable["a"], cable["b"])
+        cases.append(("ibtune.fabric.cables", name, cable["text"], "suspect_cable", cable.get("reason")))
+    for fault in report.get("switch_faults") or []:
+        cases.append(
+            (
+                "ibtune.fabric.switches",
+                "switch fault %s" % switch_subject(fault),
+                fault["text"],
+                "switch_fault",
+                "%s scope=%s rail=%s" % (fault["text"], fault["scope"], fault.get("rail")),
+            )
         )
-        case.set("time", "0")
-        ET.SubElement(case, "failure", message=cable["text"], type="suspect_cable").text = cable.get("reason")
-        failures += 1
     for f in report.get("topology_findings") or []:
-        if f.get("severity") != "error":
-            continue
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname="ibtune.fabric.topology",
-            name="%s %s port %s" % (f.get("check"), f.get("switch"), f.get("port")),
-        )
-        case.set("time", "0")
-        ET.SubElement(case, "failure", message=f["msg"], type=f.get("check") or "topology").text = f["msg"]
-        failures += 1
+        if f.get("severity") == "error":
+            name = "%s %s port %s" % (f.get("check"), f.get("switch"), f.get("port"))
+            cases.append(("ibtune.fabric.topology", name, f["msg"], f.get("check") or "topology", f["msg"]))
     for v in report.get("switch_counter_violations") or []:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname="ibtune.fabric.switch_counters",
-            name="%s port %s counters" % (v.get("switch"), v.get("port")),
-        )
-        case.set("time", "0")
-        ET.SubElement(case, "failure", message=v.get("msg") or "", type="switch_counters").text = v.get("msg")
-        failures += 1
-    tests = failures
-    if not failures:
+        name = "%s port %s counters" % (v.get("switch"), v.get("port"))
+        cases.append(("ibtune.fabric.switch_counters", name, v.get("msg") or "", "switch_counters", v.get("msg")))
+    return cases  # fmt: skip
+
+
+def switch_subject(fault):
+    """A switch fault's subject for names and labels: its switches, else the hosts it groups."""
+    if fault.get("switches"):
+        return "+".join(fault["switches"])
+    return "above %s" % ",".join((fault.get("hosts") or [])[:8])
+
+
+def _fabric_suite(root, report):
+    """Suite `fabric` (with a topology or a switch fault): a failing testcase per suspect cable, per switch fault,
+    per fabric check error and per switch port whose counters rose; one passing testcase when there is none.
+    Returns (tests, failures)."""
+    if "suspect_cables" not in report and "switch_counter_violations" not in report and not report.get("switch_faults"):
+        return 0, 0
+    suite = _suite(root, "fabric", report)
+    cases = _fabric_cases(report)
+    for case in cases:
+        _failing_case(suite, *case)
+    tests = len(cases)
+    if not cases:
         ET.SubElement(suite, "testcase", classname="ibtune.fabric.cables", name="no suspect cable", time="0")
         tests = 1
-    for key, value in (("tests", tests), ("failures", failures), ("errors", 0)):
-        suite.set(key, str(value))
-    suite.set("time", "0")
-    return tests, failures
+    _close_suite(suite, tests, len(cases))
+    return tests, len(cases)
 
 
-def to_junit(report):
-    """JUnit XML: suite `hosts` (a testcase per expected host), suite `pairs` (a testcase per pair
-    result, the failure `type` its failure_kind), suite `counters` (one per node); a systemic verdict
-    or a run that validated too few hosts is a failing testcase `verdict`."""
-    root = ET.Element("testsuites", name="ibtune.fabric validation")
-    host_tests, host_failures = _hosts_suite(root, report)
-    verdict_items = ([report["systemic"]] if report.get("systemic") else []) + list(report.get("problems") or [])
-    if verdict_items:
-        suite = ET.SubElement(root, "testsuite", name="verdict", timestamp=report["timestamp"])
-        for text in verdict_items:
-            case = ET.SubElement(suite, "testcase", classname="ibtune.fabric.verdict", name="fabric verdict", time="0")
-            kind = "systemic" if text == report.get("systemic") else "too_few_hosts"
-            ET.SubElement(case, "failure", message=text, type=kind).text = text
-        for key, value in (("tests", len(verdict_items)), ("failures", len(verdict_items)), ("errors", 0)):
-            suite.set(key, str(value))
-        suite.set("time", "0")
-        host_tests += len(verdict_items)
-        host_failures += len(verdict_items)
-    fabric_tests, fabric_failures = _fabric_suite(root, report)
-    host_tests += fabric_tests
-    host_failures += fabric_failures
-    phy_tests, phy_failures = _phy.junit_suite(root, report)
-    host_tests += phy_tests
-    host_failures += phy_failures
-    pairs = ET.SubElement(root, "testsuite", name="pairs", timestamp=report["timestamp"])
+def _verdict_suite(root, report):
+    """Suite `verdict` (only when there is something to say): a systemic cause, too few hosts, refused results."""
+    items = ([report["systemic"]] if report.get("systemic") else []) + list(report.get("problems") or [])
+    if not items:
+        return 0, 0
+    suite = _suite(root, "verdict", report)
+    for text in items:
+        kind = "systemic" if text == report.get("systemic") else "too_few_hosts"
+        if text.split(" ", 2)[1:2] in (["result"], ["results"]):
+            kind = "refused"
+        _failing_case(suite, "ibtune.fabric.verdict", "fabric verdict", text, kind, text)
+    _close_suite(suite, len(items), len(items))
+    return len(items), len(items)
+
+
+def _pairs_suite(root, report):
+    pairs = _suite(root, "pairs", report)
     failures = 0
     total_time = 0.0
     for res in report["results"]:
@@ -181,64 +203,68 @@ def to_junit(report):
             node = ET.SubElement(case, "failure", message=figures_text(res), type=res.get("failure_kind") or "failed")
             node.text = "%s\n%s" % (res["failure"], figures)
         ET.SubElement(case, "system-out").text = figures
-    pairs.set("tests", str(len(report["results"])))
-    pairs.set("failures", str(failures))
-    pairs.set("errors", "0")
-    pairs.set("time", "%.3f" % total_time)
+    _close_suite(pairs, len(report["results"]), failures, time_s="%.3f" % total_time)
+    return len(report["results"]), failures, total_time
 
-    counters = ET.SubElement(root, "testsuite", name="counters", timestamp=report["timestamp"])
-    by_host = {}
-    for v in report["counter_violations"]:
-        by_host.setdefault(v["host"], []).append(v)
-    stuck_by_host = {}
-    for s in report["saturated"]:
-        stuck_by_host.setdefault(s["host"], []).append(s)
+
+def _violation_line(v):
+    return "%s %s port %s %s before=%s after=%s delta=%s allowed=%s category=%s" % (
+        v["host"], v["device"], v["port"], v["counter"], v.get("before"), v.get("after"), v["delta"],
+        v.get("allowed"), v["category"],
+    )  # fmt: skip
+
+
+def _by_host(items):
+    out = {}
+    for item in items:
+        out.setdefault(item["host"], []).append(item)
+    return out
+
+
+def _counters_case(suite, host, violations, stuck):
+    """One host's counters testcase: failed for a violation or a gated saturated counter, skipped for an ungated
+    saturated one. Returns 'failure', 'skipped' or None."""
+    case = ET.SubElement(suite, "testcase", classname="ibtune.fabric.counters", name="%s counters" % host)
+    case.set("time", "0")
+    gated = [s for s in stuck if s.get("gated")]
+    if violations or gated:
+        lines = [violation_text(v) for v in violations] + [saturated_text(s) for s in gated]
+        node = ET.SubElement(case, "failure", message="; ".join(lines), type="counters" if violations else "saturated")
+        node.text = "\n".join([_violation_line(v) for v in violations] + [saturated_text(s) for s in gated])
+        return "failure"
+    if stuck:
+        ET.SubElement(case, "skipped", message="; ".join(saturated_text(s) for s in stuck))
+        return "skipped"
+    return None
+
+
+def _counters_suite(root, report):
+    suite = _suite(root, "counters", report)
+    by_host = _by_host(report["counter_violations"])
+    stuck_by_host = _by_host(report["saturated"])
     hosts = set(by_host) | set(stuck_by_host)
     for res in report["results"]:
         hosts.add(res["server"])
         hosts.add(res["client"])
-    cfail = 0
-    cskip = 0
-    for host in sorted(hosts):
-        case = ET.SubElement(counters, "testcase", classname="ibtune.fabric.counters", name="%s counters" % host)
-        case.set("time", "0")
-        if host in by_host:
-            cfail += 1
-            lines = [violation_text(v) for v in by_host[host]]
-            node = ET.SubElement(case, "failure", message="; ".join(lines), type="counters")
-            node.text = "\n".join(
-                "%s %s port %s %s before=%s after=%s delta=%s allowed=%s category=%s"
-                % (
-                    v["host"],
-                    v["device"],
-                    v["port"],
-                    v["counter"],
-                    v.get("before"),
-                    v.get("after"),
-                    v["delta"],
-                    v.get("allowed"),
-                    v["category"],
-                )
-                for v in by_host[host]
-            )
-        elif host in stuck_by_host:
-            cskip += 1
-            ET.SubElement(
-                case,
-                "skipped",
-                message="; ".join(
-                    "%s port %s %s saturated at %s: cannot show increases, clear it (perfquery -R)"
-                    % (s.get("device"), s.get("port"), s.get("counter"), s.get("value"))
-                    for s in stuck_by_host[host]
-                ),
-            )
-    counters.set("tests", str(len(hosts)))
-    counters.set("failures", str(cfail))
-    counters.set("errors", "0")
-    counters.set("skipped", str(cskip))
-    counters.set("time", "0")
-    root.set("tests", str(len(report["results"]) + len(hosts) + host_tests))
-    root.set("failures", str(failures + cfail + host_failures))
+    outcomes = [_counters_case(suite, h, by_host.get(h, []), stuck_by_host.get(h, [])) for h in sorted(hosts)]
+    failures = outcomes.count("failure")
+    _close_suite(suite, len(hosts), failures, skipped=outcomes.count("skipped"))
+    return len(hosts), failures
+
+
+def to_junit(report):
+    """JUnit XML: suite `hosts` (a testcase per expected host), suite `verdict` (a systemic cause, too few hosts or
+    refused results), suite `fabric` (cables, switch faults, fabric checks, switch counters), suite `pairs` (a
+    testcase per pair result, the failure `type` its failure_kind), suite `counters` (one per node)."""
+    root = ET.Element("testsuites", name="ibtune.fabric validation")
+    tests, failures = 0, 0
+    for suite in (_hosts_suite, _verdict_suite, _fabric_suite, _phy.junit_suite):
+        t, f = suite(root, report)
+        tests, failures = tests + t, failures + f
+    pair_tests, pair_failures, total_time = _pairs_suite(root, report)
+    counter_tests, counter_failures = _counters_suite(root, report)
+    root.set("tests", str(tests + pair_tests + counter_tests))
+    root.set("failures", str(failures + pair_failures + counter_failures))
     root.set("errors", "0")
     root.set("time", "%.3f" % total_time)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -249,11 +275,15 @@ def _md(value):
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def to_markdown(report):
+def _md_table(header, align, rows):
+    lines = ["", header, align]
+    lines += ["| %s |" % " | ".join(row) for row in rows]
+    return lines
+
+
+def _md_verdict(report):
     lines = ["# Fabric validation: %s" % ("PASSED" if report["passed"] else "FAILED"), ""]
-    lines.append("**%s**" % report["headline"])
-    lines.append("")
-    lines.append("Run `%s` at %s." % (report["run_id"], report["timestamp"]))
+    lines += ["**%s**" % report["headline"], "", "Run `%s` at %s." % (report["run_id"], report["timestamp"])]
     if not report["passed"]:
         lines += ["", "> %s" % _md(report["message"])]
     if report.get("systemic"):
@@ -261,136 +291,120 @@ def to_markdown(report):
                   "Most pairs failed the same way: no node or link is named, fix the common cause first."]  # fmt: skip
     for problem in report.get("problems") or []:
         lines += ["", "**%s**" % _md(problem)]
-    lines += _markdown_hosts(report)
-    if report.get("suspect_cables"):
-        lines += ["", "## Suspect cables", ""]
-        for cable in report["suspect_cables"]:
-            lines.append("- %s: %s" % (_md(cable["text"]), _md(cable.get("reason"))))
-    if report.get("topology_findings"):
-        lines += ["", "## Fabric checks", ""]
-        for f in report["topology_findings"]:
-            lines.append("- %s: %s" % (_md(f.get("severity")), _md(f["msg"])))
+    return lines
+
+
+def _md_list(title, items):
+    return ["", "## %s" % title, ""] + ["- %s" % item for item in items] if items else []
+
+
+def _md_fabric(report):
+    lines = _md_list("Switch faults", [_md(f["text"]) for f in report.get("switch_faults") or []])
+    lines += _md_list(
+        "Suspect cables",
+        ["%s: %s" % (_md(c["text"]), _md(c.get("reason"))) for c in report.get("suspect_cables") or []],
+    )
+    lines += _md_list(
+        "Fabric checks",
+        ["%s: %s" % (_md(f.get("severity")), _md(f["msg"])) for f in report.get("topology_findings") or []],
+    )
     lines += _phy.markdown_lines(report, _md)
-    if report.get("switch_counter_violations"):
-        lines += ["", "## Switch counter violations", ""]
-        for v in report["switch_counter_violations"]:
-            lines.append("- %s" % _md(v.get("msg")))
+    lines += _md_list(
+        "Switch counter violations", [_md(v.get("msg")) for v in report.get("switch_counter_violations") or []]
+    )
     if report.get("isl_traffic"):
         lines += ["", "## Inter-switch links", "", _md(report["isl_traffic"]["text"])]
-    if report["suspect_nodes"] or report["suspect_links"]:
-        lines += ["", "## Suspects", ""]
-        for node in report["suspect_nodes"]:
-            devices = " on %s" % ", ".join(node["devices"]) if node["devices"] else ""
-            lines.append("- %s%s" % (_md(node_text(node)), _md(devices)))
-        for link in report["suspect_links"]:
-            lines.append("- %s" % _md(link_text(link)))
-        if report["known_good"]:
-            lines.append("")
-            lines.append(
-                "Known-good hosts (every pair passed, apart from pairs with a suspect node): %d%s."
-                % (
-                    len(report["known_good"]),
-                    "" if len(report["known_good"]) > 20 else " (%s)" % ", ".join(report["known_good"]),
-                )
-            )
+    return lines
+
+
+def _md_suspects(report):
+    if not (report["suspect_nodes"] or report["suspect_links"]):
+        return []
+    lines = ["", "## Suspects", ""]
+    for node in report["suspect_nodes"]:
+        devices = " on %s" % ", ".join(node["devices"]) if node["devices"] else ""
+        lines.append("- %s%s" % (_md(node_text(node)), _md(devices)))
+    lines += ["- %s" % _md(link_text(link)) for link in report["suspect_links"]]
+    good = report["known_good"]
+    if good:
+        lines += ["", "Known-good hosts (every pair passed, apart from pairs with a suspect node): %d%s."
+                  % (len(good), "" if len(good) > 20 else " (%s)" % ", ".join(good))]  # fmt: skip
+    return lines
+
+
+def _md_failed_row(res):
+    latency = res.get("kind") == "latency"
+    value = res.get("t_typical_us") if latency else res["bw_avg_gbps"]
+    limit = res.get("threshold_us") if latency else res["threshold_gbps"]
+    unit = " us" if latency else ""
+    return [
+        str(res["pass"]), str(res["round"]), _md(endpoint(res["server"], res["server_device"])),
+        _md(endpoint(res["client"], res["client_device"])), _md(res["test"]),
+        (_num(value) + unit) if value is not None else "-", (_num(limit) + unit) if limit is not None else "-",
+        _md(res.get("failure_kind")), _md(res["failure"]),
+    ]  # fmt: skip
+
+
+def _md_tables(report):
+    lines = []
     if report["failed_pairs"]:
-        lines += [
-            "",
-            "## Failed pairs",
-            "",
+        lines += ["", "## Failed pairs"] + _md_table(
             "| pass | round | server | client | test | measured | threshold | kind | failure |",
             "|---:|---:|---|---|---|---:|---:|---|---|",
-        ]
-        for res in report["failed_pairs"]:
-            latency = res.get("kind") == "latency"
-            value = res.get("t_typical_us") if latency else res["bw_avg_gbps"]
-            limit = res.get("threshold_us") if latency else res["threshold_gbps"]
-            unit = " us" if latency else ""
-            lines.append(
-                "| %d | %d | %s | %s | %s | %s | %s | %s | %s |"
-                % (
-                    res["pass"],
-                    res["round"],
-                    _md(endpoint(res["server"], res["server_device"])),
-                    _md(endpoint(res["client"], res["client_device"])),
-                    _md(res["test"]),
-                    (_num(value) + unit) if value is not None else "-",
-                    (_num(limit) + unit) if limit is not None else "-",
-                    _md(res.get("failure_kind")),
-                    _md(res["failure"]),
-                )
-            )
+            [_md_failed_row(r) for r in report["failed_pairs"]],
+        )
     if report["regressions"]:
-        lines += [
-            "",
-            "## Regressions against the baseline",
-            "",
+        lines += ["", "## Regressions against the baseline"] + _md_table(
             "| link | test | Gb/s | baseline (median) | floor | drop |",
             "|---|---|---:|---:|---:|---:|",
-        ]
-        for reg in report["regressions"]:
-            lines.append(
-                "| %s | %s | %s | %s | %s | %s%% |"
-                % (
-                    _md(reg["link"]),
-                    _md(reg["test"]),
-                    _num(reg["bw_avg_gbps"]),
-                    _num(reg["baseline_gbps"]),
-                    _num(reg["floor_gbps"]),
-                    _num(reg["drop_pct"]),
-                )
-            )
+            [[_md(g["link"]), _md(g["test"]), _num(g["bw_avg_gbps"]), _num(g["baseline_gbps"]), _num(g["floor_gbps"]),
+              _num(g["drop_pct"]) + "%"] for g in report["regressions"]],
+        )  # fmt: skip
     if report["counter_violations"]:
-        lines += [
-            "",
-            "## Counter violations",
-            "",
+        keys = ("host", "device", "port", "counter", "category", "before", "after", "delta", "allowed")
+        lines += ["", "## Counter violations"] + _md_table(
             "| host | device | port | counter | category | before | after | delta | allowed |",
             "|---|---|---:|---|---|---:|---:|---:|---:|",
-        ]
-        for v in report["counter_violations"]:
-            lines.append(
-                "| %s | %s | %s | %s | %s | %s | %s | %s | %s |"
-                % tuple(
-                    _md(x)
-                    for x in (
-                        v["host"],
-                        v["device"],
-                        v["port"],
-                        v["counter"],
-                        v["category"],
-                        v.get("before"),
-                        v.get("after"),
-                        v["delta"],
-                        v.get("allowed"),
-                    )
-                )
-            )
+            [[_md(v.get(k)) for k in keys] for v in report["counter_violations"]],
+        )
     if report["saturated"]:
         lines += ["", "## Saturated counters (stuck at their maximum: they cannot show new errors)", ""]
-        for s in report["saturated"]:
-            lines.append(
-                "- %s %s port %s %s = %s (%s-bit): clear it (perfquery -R) to watch it again"
-                % tuple(_md(s.get(k)) for k in ("host", "device", "port", "counter", "value", "width"))
-            )
+        lines += ["- %s" % _md(saturated_text(s)) for s in report["saturated"]]
+    return lines
+
+
+def _md_figures(report):
+    lines = []
     measured = [r["bw_avg_gbps"] for r in report["results"] if r["bw_avg_gbps"] is not None]
     if measured:
-        lines += [
-            "",
-            "## Bandwidth",
-            "",
-            "%d measurements: min %s, median %s, max %s."
-            % (len(measured), fmt_gbps(min(measured)), fmt_gbps(median_of(measured)), fmt_gbps(max(measured))),
-        ]
-    typical = [r["t_typical_us"] for r in report["results"] if r.get("t_typical_us") is not None]
-    if typical:
-        lines += [
-            "",
-            "## Latency",
-            "",
-            "%d measurements (typical): min %s, median %s, max %s."
-            % (len(typical), fmt_us(min(typical)), fmt_us(median_of(typical)), fmt_us(max(typical))),
-        ]
+        text = "%d measurements: min %s, median %s, max %s." % (
+            len(measured), fmt_gbps(min(measured)), fmt_gbps(median_of(measured)), fmt_gbps(max(measured))
+        )  # fmt: skip
+        lines += ["", "## Bandwidth", "", text]
+    latency = [r for r in report["results"] if r.get("t_typical_us") is not None]
+    if latency:
+        typical = [r["t_typical_us"] for r in latency]
+        bases = {}
+        for r in latency:
+            basis = r.get("latency_basis") or "t_typical"
+            bases[basis] = bases.get(basis, 0) + 1
+        gated = ", ".join("%s %d" % (LATENCY_BASIS_WORDS.get(b, b), n) for b, n in sorted(bases.items()))
+        lines += ["", "## Latency", "", "%d measurements (gated on: %s): min %s, median %s, max %s." % (
+            len(typical), gated, fmt_us(min(typical)), fmt_us(median_of(typical)), fmt_us(max(typical)))]  # fmt: skip
+    return lines
+
+
+LATENCY_BASIS_WORDS = {"t_typical": "typical", "t_avg": "average (no typical printed)", "latency_us": "latency"}
+
+
+def to_markdown(report):
+    """summary.md: the verdict, the hosts, the fabric's faults, the suspects, the tables and the figures."""
+    lines = _md_verdict(report)
+    lines += _markdown_hosts(report)
+    lines += _md_fabric(report)
+    lines += _md_suspects(report)
+    lines += _md_tables(report)
+    lines += _md_figures(report)
     return "\n".join(lines) + "\n"
 
 
@@ -447,7 +461,58 @@ PROM_HELP = (
     ("ibtune_link_latency_us", "Measured typical latency of a pair in microseconds (latency tests)."),
     ("ibtune_link_latency_threshold_us", "Latency ceiling the pair was held to, in microseconds."),
     ("ibtune_validation_systemic", "1 when most pairs failed the same way (a common cause, no culprit named)."),
+    ("ibtune_suspect_switch", "1 for a switch fault above the hosts (a leaf's uplinks, a spine, a layer)."),
 )
+
+
+def _link_labels(res):
+    return _labels(
+        (
+            ("server", res["server"]),
+            ("server_device", res["server_device"]),
+            ("client", res["client"]),
+            ("client_device", res["client_device"]),
+            ("test", res["test"]),
+        )
+    )
+
+
+def _prom_result(series, res):
+    labels = _link_labels(res)
+    series["ibtune_link_passed"][labels] = _sample(res["passed"])
+    if res.get("kind") == "latency":
+        if res.get("t_typical_us") is not None:
+            series["ibtune_link_latency_us"][labels] = _sample(res["t_typical_us"])
+        if res.get("threshold_us") is not None:
+            series["ibtune_link_latency_threshold_us"][labels] = _sample(res["threshold_us"])
+        return
+    bw = res["bw_avg_gbps"]
+    series["ibtune_link_bandwidth_gbps"][labels] = _sample(bw if bw is not None else 0.0)
+    if res["threshold_gbps"] is not None:
+        series["ibtune_link_threshold_gbps"][labels] = _sample(res["threshold_gbps"])
+    if res.get("baseline_gbps") is not None:
+        series["ibtune_link_baseline_gbps"][labels] = _sample(res["baseline_gbps"])
+        series["ibtune_link_regressed"][labels] = _sample(bool(res.get("regressed")))
+
+
+def _prom_culprits(series, report):
+    for v in report["counter_violations"]:
+        labels = _labels(
+            (("host", v["host"]), ("device", v["device"]), ("port", v["port"]), ("counter", v["counter"]),
+             ("category", v["category"]))
+        )  # fmt: skip
+        series["ibtune_counter_violations"][labels] = _sample(v["delta"])
+    for node in report["suspect_nodes"]:
+        series["ibtune_suspect_node"][_labels((("host", node["host"]),))] = "1"
+    for link in report["suspect_links"]:
+        labels = _labels(
+            (("server", link["server"]), ("server_device", link["server_device"]), ("client", link["client"]),
+             ("client_device", link["client_device"]))
+        )  # fmt: skip
+        series["ibtune_suspect_link"][labels] = "1"
+    for fault in report.get("switch_faults") or []:
+        labels = _labels((("switch", switch_subject(fault)), ("scope", fault["scope"]), ("rail", fault.get("rail"))))
+        series["ibtune_suspect_switch"][labels] = "1"
 
 
 def to_prometheus(report):
@@ -461,52 +526,8 @@ def to_prometheus(report):
         series["ibtune_host_passed"][_labels((("host", host),))] = _sample(host not in failed_hosts)
     # one sample per label set: a later pass of the same link and test replaces an earlier one
     for res in sorted(report["results"], key=lambda r: (r["pass"], r["round"])):
-        labels = _labels(
-            (
-                ("server", res["server"]),
-                ("server_device", res["server_device"]),
-                ("client", res["client"]),
-                ("client_device", res["client_device"]),
-                ("test", res["test"]),
-            )
-        )
-        series["ibtune_link_passed"][labels] = _sample(res["passed"])
-        if res.get("kind") == "latency":
-            if res.get("t_typical_us") is not None:
-                series["ibtune_link_latency_us"][labels] = _sample(res["t_typical_us"])
-            if res.get("threshold_us") is not None:
-                series["ibtune_link_latency_threshold_us"][labels] = _sample(res["threshold_us"])
-            continue
-        bw = res["bw_avg_gbps"]
-        series["ibtune_link_bandwidth_gbps"][labels] = _sample(bw if bw is not None else 0.0)
-        if res["threshold_gbps"] is not None:
-            series["ibtune_link_threshold_gbps"][labels] = _sample(res["threshold_gbps"])
-        if res.get("baseline_gbps") is not None:
-            series["ibtune_link_baseline_gbps"][labels] = _sample(res["baseline_gbps"])
-            series["ibtune_link_regressed"][labels] = _sample(bool(res.get("regressed")))
-    for v in report["counter_violations"]:
-        labels = _labels(
-            (
-                ("host", v["host"]),
-                ("device", v["device"]),
-                ("port", v["port"]),
-                ("counter", v["counter"]),
-                ("category", v["category"]),
-            )
-        )
-        series["ibtune_counter_violations"][labels] = _sample(v["delta"])
-    for node in report["suspect_nodes"]:
-        series["ibtune_suspect_node"][_labels((("host", node["host"]),))] = "1"
-    for link in report["suspect_links"]:
-        labels = _labels(
-            (
-                ("server", link["server"]),
-                ("server_device", link["server_device"]),
-                ("client", link["client"]),
-                ("client_device", link["client_device"]),
-            )
-        )
-        series["ibtune_suspect_link"][labels] = "1"
+        _prom_result(series, res)
+    _prom_culprits(series, report)
     out = []
     for name, help_text in PROM_HELP:
         samples = series[name]

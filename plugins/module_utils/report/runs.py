@@ -153,11 +153,11 @@ def _preflight_verdict(hosts, problems, check_mode):
         msg = "FAILED (%s): %d of %d host(s) failed preflight: %s" % (why, len(failed), len(hosts), names)
     else:
         msg = "PASSED (%s): %d host(s) passed preflight" % (why, len(hosts))
-    return {"passed": not failed, "msg": msg, "hosts": failed}
+    return {"passed": not failed, "msg": msg, "hosts": failed, "measured": False}
 
 
 def verdict(hosts, reports, problems, check_mode=False):
-    """The run's verdict for the controller and each culprit: {passed, msg, hosts: {host: reason}}.
+    """The run's verdict for the controller and each culprit: {passed, msg, hosts: {host: reason}, measured}.
 
     ``reports``: {host: fabric_report's registered result} (the same run_once result on every host, or absent);
     ``problems``: {host: fabric_validate's preflight problems} for the hosts whose preflight ran. With a report,
@@ -175,4 +175,5 @@ def verdict(hosts, reports, problems, check_mode=False):
         "passed": bool(report["passed"]),
         "msg": report.get("msg") or ("PASSED" if report["passed"] else "FAILED"),
         "hosts": dict((h, "; ".join(r)) for h, r in failed.items()),
+        "measured": True,
     }

@@ -74,25 +74,16 @@ def switch_violation_text(v):
 
 
 def saturated_text(s):
-    """ "node4 mlx5_0 port 1 symbol_error is pinned at 65535 (16 bits): ..." with the fix."""
+    """ "node4 mlx5_0 port 1 symbol_error saturated at 65535 (16 bits): ..." with the fix: a gated counter (one
+    whose increase fails the port) at its maximum fails the port, an ungated one is a note."""
     where = " ".join(str(x) for x in (s.get("host"), s.get("device"), "port", s.get("port")) if x not in (None, ""))
-    text = "%s %s is pinned at %s (%s bits)" % (where, s.get("counter"), s.get("value"), s.get("width"))
+    text = "%s %s saturated at %s (%s bits)" % (where, s.get("counter"), s.get("value"), s.get("width"))
     if s.get("gated"):
-        return (
-            text + ": it cannot show new errors, so the port cannot pass; reset it (perfquery -R) or read the "
-            "extended counters (perfquery -x)"
+        return text + (
+            ": it cannot show new errors, so the port cannot pass; reset it (perfquery -R) or read the extended"
+            " counters (perfquery -x)"
         )
-    return text + ": clear it (perfquery -R) to watch it again"
-
-
-SCOPE_WORDS = {
-    "leaf": "the uplinks of %s",
-    "between": "the uplinks of %s, or a spine between them",
-    "spine": "a spine or its cables (on the routes of several leaves%s)",
-    "spine_layer": "the spine layer (every pair across leaves failed%s)",
-    "path": "the path above it%s",
-    "fabric": "the fabric above these hosts (they reach line rate with others%s)",
-}
+    return text + ": cannot show increases, clear it (perfquery -R) to watch it again"
 
 
 def _group_names(fault):
@@ -103,29 +94,41 @@ def _group_names(fault):
     return " and ".join("hosts %s" % ", ".join(members[:6]) for members in groups.values()) or "these hosts"
 
 
+def _fault_subject(fault):
+    """What is faulty above the hosts, in words."""
+    scope, names = fault.get("scope"), _group_names(fault)
+    if scope == "leaf":
+        return "the uplinks of %s" % names
+    if scope == "between":
+        return "the uplinks of %s, or a spine between them" % names
+    if scope == "path":
+        hosts = ", ".join(fault.get("hosts") or [])
+        return "the path above %s%s" % (hosts, (": its switch %s's uplinks" % names) if fault.get("switches") else "")
+    if fault.get("switches"):
+        return "the switch %s or its cables (every suspect cable ends on it)" % names
+    if scope == "spine_layer":
+        return "the spine layer (every pair across leaves failed, which spine: the topology stage)"
+    if scope == "spine":
+        return "a spine or its cables (on the routes of several leaves, which one: the topology stage)"
+    return "the fabric above these hosts (they reach line rate with others; give the switch grouping to place it)"
+
+
 def switch_fault_text(fault):
     """One sentence: what is faulty above the hosts, and what separates it (the pairs that fail, those that pass)."""
-    scope = fault.get("scope")
-    hosts = fault.get("hosts") or []
     rail = " on rail %s" % fault["rail"] if fault.get("rail") is not None else ""
-    if scope in ("leaf", "between"):
-        subject = SCOPE_WORDS[scope] % _group_names(fault)
-    elif scope == "path":
-        where = (": its switch %s's uplinks" % fault["switches"][0]) if fault.get("switches") else ""
-        subject = "the path above %s%s" % (", ".join(hosts), where)
-    else:
-        where = "; give the switch grouping to place it" if scope == "fabric" else ", which one: the topology stage"
-        subject = SCOPE_WORDS.get(scope, "a switch%s") % where
-    text = "switch fault%s: %s (%d of %d pairs across switches failed, %s" % (
-        rail, subject, fault.get("failing", 0), fault.get("tested", 0), figures_text(fault) or "failed",
-    )  # fmt: skip
-    if scope == "path":
-        text = "switch fault%s: %s (it reaches line rate with %s, fails with %d partners: %s" % (
-            rail, subject, ", ".join((fault.get("passed_with") or [])[:5]) or "others", fault.get("failing", 0),
-            figures_text(fault) or "failed",
+    figures = figures_text(fault) or "failed"
+    if fault.get("scope") == "path":
+        evidence = "it reaches line rate with %s, fails with %d partners: %s" % (
+            ", ".join((fault.get("passed_with") or [])[:5]) or "others", fault.get("failing", 0), figures
         )  # fmt: skip
-    elif fault.get("inside_passing"):
-        text += "; %d pairs inside a switch passed" % fault["inside_passing"]
+    else:
+        evidence = "%d of %d pairs across switches failed, %s" % (
+            fault.get("failing", 0),
+            fault.get("tested", 0),
+            figures,
+        )
+        if fault.get("inside_passing"):
+            evidence += "; %d pairs inside a switch passed" % fault["inside_passing"]
     if fault.get("source") == "inferred":
-        text += "; grouped from the results: they pass with each other and fail across"
-    return text + "): not the hosts"
+        evidence += "; grouped from the results: they pass with each other and fail across"
+    return "switch fault%s: %s (%s): not the hosts" % (rail, _fault_subject(fault), evidence)

@@ -18,7 +18,11 @@ __metaclass__ = type
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as _swc
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as _routes
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import cable_text, switch_violation_text
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
+    cable_text,
+    switch_fault_text,
+    switch_violation_text,
+)
 
 # failed results that say nothing about a cable
 NOT_A_PATH = frozenset(("missing_rail", "invalid", "no_device"))
@@ -64,6 +68,34 @@ def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
     return out
 
 
+def _cable_switches(cable):
+    """The switch names at the two ends of a cable ("lab-leaf1 p7" -> "lab-leaf1")."""
+    return set(end.rsplit(" p", 1)[0] for end in (cable.get("a"), cable.get("b")) if end)
+
+
+def _refine_switch_faults(report, cables):
+    """With the cables known, a switch fault the cables explain is named by them: a leaf, a pair of leaves or the
+    path above a host whose switch is an end of a suspect cable gives way to the cable (it names the exact
+    port); a spine fault whose suspect cables all meet one switch names that switch."""
+    if not cables or not report.get("switch_faults"):
+        return
+    ends = set()
+    for cable in cables:
+        ends |= _cable_switches(cable)
+    common = set.intersection(*[_cable_switches(c) for c in cables])
+    kept = []
+    for fault in report["switch_faults"]:
+        if fault["scope"] in ("leaf", "between", "path") and fault["switches"] and set(fault["switches"]) <= ends:
+            continue
+        if fault["scope"] in ("spine", "spine_layer", "fabric") and len(cables) > 1 and len(common) == 1:
+            fault["switches"] = sorted(common)
+        kept.append(fault)
+    report["switch_faults"] = kept
+    report["totals"]["switch_faults"] = len(kept)
+    for fault in kept:
+        fault["text"] = switch_fault_text(fault)
+
+
 def apply(report, topology):
     """Adds suspect_cables, host_order, switch_counter_violations and topology_findings (and their totals) to
     ``report``, and isl_traffic when the topology carries it; switch counter violations and findings of
@@ -79,6 +111,7 @@ def apply(report, topology):
         else suspect_cables(report["results"], topology, expanded, node_wide(report.get("suspect_nodes")))
     )
     report["suspect_cables"] = cables
+    _refine_switch_faults(report, cables)
     report["host_order"] = list(value.get("host_order") or [])
     report["switch_counter_violations"] = switch_side
     # the fabric checks of the topology stage (a miscabled rail, a cable down, ...): errors fail the run like a

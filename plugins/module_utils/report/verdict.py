@@ -14,7 +14,6 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate  # noqa: F401 (API)
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     fmt_gbps,
     median_of,
@@ -264,13 +263,19 @@ def _add_pair_kinds(reasons, failed, regressions):
 
 
 def _rails_measured(results):
-    """{host: {(kind, rail): passed on it at least once}} over every result."""
-    out = {}
+    """{host: {(kind, rail): passed on it at least once}} over every result (two sets of (host, plane) on the way:
+    one pass over millions of results)."""
+    seen, ok = set(), set()
     for res in results:
         key = (res.get("kind") or "bandwidth", res.get("rail"))
-        for host in (res["server"], res["client"]):
-            rails = out.setdefault(host, {})
-            rails[key] = rails.get(key, False) or bool(res["passed"])
+        seen.add((res["server"], key))
+        seen.add((res["client"], key))
+        if res["passed"]:
+            ok.add((res["server"], key))
+            ok.add((res["client"], key))
+    out = {}
+    for host, key in seen:
+        out.setdefault(host, {})[key] = (host, key) in ok
     return out
 
 

@@ -9,10 +9,19 @@ module_utils as a package next to the executable (one source of truth), and writ
 Checks, in this order, stopping at nothing (all are read, the first failure is the one printed):
   1. every expected RDMA port ACTIVE/LinkUp at the expected rate and width (lanes);
   2. the PCIe link of every expected device not trained below its maximum;
-  3. no physical-layer error counter risen since the last run (snapshot kept in the state directory);
+  3. no physical-layer error counter risen since the last run (snapshot kept in the state directory), and none
+     of a gated class stuck at its maximum (it could not show a rise);
   4. the GPUDirect RDMA kernel module loaded (<sysfs>/module/<name>) when one is configured;
   5. nccl.conf present and clean under the collection's NCCL lint, when one is configured.
-Only sysfs and one small file are read; nothing here can take long (the check budget is 10 s).
+Only sysfs and small files are read; nothing here can take long (the check budget is 10 s).
+
+Draining is guarded, because a fleet-wide quirk must not drain every node in one HealthCheckInterval: a
+transient state (the RDMA class missing during a driver reload, an unreadable rate file, a port still training)
+drains only after `consecutive` checks in a row or `grace_s`; nothing is checked while rdma_stack's maintenance
+flag is up; and before draining itself the check asks slurmctld how many nodes already carry ibtune reasons and
+refuses past the fleet limit, saying so in its one line. A corrupt state file is rebuilt with a warning. A node
+it drained is resumed by the first healthy check after (only while Slurm still holds it with the health check's
+own reason: each source resumes only what it drained; a validation never resumes it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +37,7 @@ import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as _counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as _nccl_env
+from ansible_collections.ibtune.fabric.plugins.module_utils.phy import health as _phy_health
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _slurm
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import sysfs as _sysfs
 
@@ -48,6 +58,18 @@ DEFAULTS = {
     "scontrol": "/usr/bin/scontrol",
     "node_name": "",
     "drain": False,
+    # the fleet guard: never drain this node when the nodes already held with ibtune reasons reach the limit
+    "fleet_max_drain_fraction": 0.1,
+    "fleet_max_drain": -1,
+    # a transient state (RDMA class missing, an unreadable rate, a port INIT/ARMED) drains only when it is seen this
+    # many checks in a row, or has lasted grace_s
+    "consecutive": 3,
+    "grace_s": 300,
+    # rdma_stack writes this file while it reloads the driver stack: no check, no drain meanwhile (a flag older
+    # than maintenance_max_age_s is stale and ignored)
+    "maintenance_flag": "/run/ibtune-maintenance",
+    "maintenance_max_age_s": 7200,
+    "phy": {},  # the PHY part (phy/health.py): effective-BER sentinel and module alarms, off unless enabled
 }
 SCONTROL_TIMEOUT_S = 4
 
@@ -86,6 +108,10 @@ def normalise_config(raw):
     if not ports:
         raise ConfigError("no ports to check: list the node's RDMA ports under ports")
     config["ports"] = ports
+    try:
+        config["phy"] = _phy_health.config(config["phy"])
+    except ValueError as exc:
+        raise ConfigError(str(exc))
     return config
 
 
@@ -103,21 +129,53 @@ def load_config(path):
 # --- the checks: each returns a list of one-line problems ------------------------------------------
 
 
+class Problem(str):
+    """One problem's sentence; ``transient`` when a driver reload or a port still training can show it for a while
+    (then it drains only when it lasts)."""
+
+    transient = False
+
+
+def transient(text):
+    problem = Problem(text)
+    problem.transient = True
+    return problem
+
+
+TRAINING_STATES = ("INIT", "ARMED")
+
+
+def _port_problem(label, spec, port):
+    if port["state"] in TRAINING_STATES or port["state"] is None:
+        return transient("%s is %s/%s, expected ACTIVE/LinkUp" % (label, port["state"], port["phys_state"]))
+    if port["state"] != "ACTIVE" or port["phys_state"] != "LinkUp":
+        return Problem("%s is %s/%s, expected ACTIVE/LinkUp" % (label, port["state"], port["phys_state"]))
+    if spec["rate_gbps"] and port["rate_gbps"] is None:
+        return transient("%s rate is unreadable (an empty or missing rate file)" % label)
+    if spec["rate_gbps"] and port["rate_gbps"] < spec["rate_gbps"]:
+        return Problem("%s rate %s Gb/s < %s" % (label, _num(port["rate_gbps"]), _num(spec["rate_gbps"])))
+    if spec["width"] and port["lanes"] is not None and port["lanes"] < spec["width"]:
+        return Problem("%s width %dX < %dX" % (label, port["lanes"], spec["width"]))
+    return None
+
+
 def check_ports(sysfs_root, ports):
     problems = []
+    if not os.path.isdir(_sysfs.infiniband_class_dir(sysfs_root)):
+        return [
+            transient(
+                "no RDMA device at all (%s is missing: the driver is not loaded)"
+                % _sysfs.infiniband_class_dir(sysfs_root)
+            )
+        ]
     for spec in ports:
         label = "%s port %d" % (spec["device"], spec["port"])
         if not os.path.isdir(_sysfs.port_dir(sysfs_root, spec["device"], spec["port"])):
-            problems.append("%s is missing (no such RDMA port)" % label)
+            problems.append(transient("%s is missing (no such RDMA port)" % label))
             continue
-        port = _sysfs.read_port(sysfs_root, spec["device"], spec["port"])
-        if port["state"] != "ACTIVE" or port["phys_state"] != "LinkUp":
-            problems.append("%s is %s/%s, expected ACTIVE/LinkUp" % (label, port["state"], port["phys_state"]))
-            continue
-        if spec["rate_gbps"] and (port["rate_gbps"] or 0) < spec["rate_gbps"]:
-            problems.append("%s rate %s Gb/s < %s" % (label, _num(port["rate_gbps"]), _num(spec["rate_gbps"])))
-        elif spec["width"] and port["lanes"] is not None and port["lanes"] < spec["width"]:
-            problems.append("%s width %dX < %dX" % (label, port["lanes"], spec["width"]))
+        problem = _port_problem(label, spec, _sysfs.read_port(sysfs_root, spec["device"], spec["port"]))
+        if problem:
+            problems.append(problem)
     return problems
 
 
@@ -143,16 +201,20 @@ def check_pcie(sysfs_root, devices):
 
 
 def check_counters(sysfs_root, devices, previous, thresholds=None):
-    """(problems, snapshot): physical-layer counters risen since ``previous`` (None on the first run)."""
+    """(problems, snapshot): physical-layer counters risen since ``previous`` (None on the first run), and counters
+    of a gated class stuck at their maximum (they could not show a rise: the port cannot pass)."""
     current = _counters.snapshot(sysfs_root, devices=devices)
-    if not previous:
-        return [], current
-    found = _counters.violations(previous, current, thresholds)
     problems = [
-        "%s port %s %s rose by %d (%d -> %d)"
-        % (v["device"], v["port"], v["counter"], v["delta"], v["before"], v["after"])
-        for v in found
-    ]
+        Problem("%s port %s %s saturated at %d (%d bits): reset it (perfquery -R) or read the extended counters"
+                % (s["device"], s["port"], s["counter"], s["value"], s["width"]))
+        for s in _counters.saturated(current, thresholds) if s["gated"]
+    ]  # fmt: skip
+    if previous:
+        problems += [
+            Problem("%s port %s %s rose by %d (%d -> %d)"
+                    % (v["device"], v["port"], v["counter"], v["delta"], v["before"], v["after"]))
+            for v in _counters.violations(previous, current, thresholds)
+        ]  # fmt: skip
     return problems, current
 
 
@@ -176,17 +238,41 @@ def check_nccl_conf(path, nccl_version=None, link_layer=None):
     return ["%s: %s" % (path, issue["message"]) for issue in errors]
 
 
-def _state_file(config):
-    return os.path.join(config["state_dir"], "counters.json")
+def _state_file(config, name="counters.json"):
+    return os.path.join(config["state_dir"], name)
 
 
-def _read_state(path):
+def _valid_snapshot(data):
+    return isinstance(data, dict) and all(
+        isinstance(v, dict) and all(isinstance(n, int) and not isinstance(n, bool) for n in v.values())
+        for v in data.values()
+    )
+
+
+def _valid_streaks(data):
+    return isinstance(data, dict) and all(
+        isinstance(v, dict) and isinstance(v.get("count"), int) and isinstance(v.get("since"), (int, float))
+        for v in data.values()
+    )
+
+
+def _read_state(path, valid=_valid_snapshot, warnings=None):
+    """The state file's content, None when there is none; a corrupt one is read as none and named in ``warnings``
+    (it is rebuilt by the next write), never a traceback."""
+    if not os.path.exists(path):
+        return None
     try:
         with open(path) as handle:
             data = json.load(handle)
-    except (IOError, OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    except (IOError, OSError, ValueError) as exc:
+        data, why = None, str(exc)
+    else:
+        why = "not the structure the check writes"
+    if data is not None and valid(data):
+        return data
+    if warnings is not None:
+        warnings.append("state file %s was corrupt (%s): rebuilt" % (path, why))
+    return None
 
 
 def _write_state(path, data):
@@ -199,7 +285,7 @@ def _write_state(path, data):
     os.rename(tmp, path)
 
 
-def run_checks(config):
+def run_checks(config, warnings=None):
     """Every problem of the node, in check order; [] when healthy. Updates the counter snapshot."""
     root = config["sysfs_root"]
     devices = sorted(set(p["device"] for p in config["ports"]))
@@ -208,12 +294,58 @@ def run_checks(config):
         problems += check_pcie(root, devices)
     if config["counters"]:
         state = _state_file(config)
-        found, snap = check_counters(root, devices, _read_state(state), config["counter_thresholds"])
+        found, snap = check_counters(root, devices, _read_state(state, warnings=warnings), config["counter_thresholds"])
         problems += found
         _write_state(state, snap)
     problems += check_gpudirect(root, config["gpudirect_module"])
     problems += check_nccl_conf(config["nccl_conf"], config["nccl_version"], config["link_layer"])
+    problems += _phy_health.node_problems(config["phy"], config["ports"])
     return problems
+
+
+def update_streaks(config, problems, now, warnings=None):
+    """{problem: {count, since}} of the transient problems seen in a row (kept in the state directory); a problem
+    no longer seen is forgotten."""
+    path = _state_file(config, "streaks.json")
+    old = _read_state(path, _valid_streaks, warnings) or {}
+    streaks = {}
+    for problem in problems:
+        if getattr(problem, "transient", False):
+            before = old.get(str(problem))
+            streaks[str(problem)] = {"count": before["count"] + 1, "since": before["since"]} if before else {
+                "count": 1, "since": now}  # fmt: skip
+    _write_state(path, streaks)
+    return streaks
+
+
+def lasting(problem, streaks, config, now):
+    """Whether a problem may drain the node: a lasting one always; a transient one after `consecutive` checks in a
+    row or `grace_s` seconds."""
+    if not getattr(problem, "transient", False):
+        return True
+    streak = streaks.get(str(problem)) or {"count": 1, "since": now}
+    return streak["count"] >= config["consecutive"] or now - streak["since"] >= config["grace_s"]
+
+
+def maintenance(config, now):
+    """The maintenance flag's sentence while rdma_stack reloads the driver stack, else None (no flag, or a stale
+    one older than maintenance_max_age_s)."""
+    path = config["maintenance_flag"]
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        age = now - os.path.getmtime(path)
+        with open(path) as handle:
+            note = " ".join(handle.read().split())[:120]
+    except (IOError, OSError):
+        return None
+    if age > config["maintenance_max_age_s"]:
+        return None
+    return "maintenance in progress (%s for %ds%s): not checked, not drained" % (
+        path,
+        age,
+        (": " + note) if note else "",
+    )
 
 
 # --- draining the own node ---------------------------------------------------------------------
@@ -223,25 +355,88 @@ def node_name(config):
     return config["node_name"] or socket.gethostname().split(".")[0]
 
 
+def _fleet_limit(config, nodes):
+    max_drain = config["fleet_max_drain"] if config["fleet_max_drain"] >= 0 else None
+    return _slurm.guard_limit(len(nodes), config["fleet_max_drain_fraction"], max_drain)
+
+
+def fleet_refusal(config, nodes, name):
+    """The sentence that refuses to drain this node when the nodes already held with ibtune reasons (any source)
+    reach the fleet limit, else None."""
+    held = [n for n in _slurm.held_by_us(nodes) if n != name]
+    limit = _fleet_limit(config, nodes)
+    if len(held) + 1 <= limit:
+        return None
+    return "not drained: %d of %d nodes already carry ibtune reasons, the fleet limit is %d" % (
+        len(held), len(nodes), limit
+    ) + " (fleet_max_drain_fraction %s)" % config["fleet_max_drain_fraction"]  # fmt: skip
+
+
+def _over_the_limit(config, nodes, name):
+    """Whether this node, just drained, is past the fleet limit because others drained at the same moment: the
+    held nodes ranked by when their reason was set, then by name, so every racing node agrees who stays."""
+    held = [n for n in nodes if _slurm.is_held(n) and _slurm.is_ours(n["reason"])]
+    held.sort(key=lambda n: (str(n.get("reason_time") or ""), n["name"]))
+    names = [n["name"] for n in held]
+    return name in names and names.index(name) >= _fleet_limit(config, nodes)
+
+
+def _undo_if_raced(config, name, run):
+    """After its drain, read the fleet again: a node past the limit (a fleet-wide quirk checked everywhere at once)
+    resumes itself. Returns the note, or None when it stays drained."""
+    rc, out = run([config["scontrol"], "show", "node", "--oneliner"])
+    if rc != 0 or not _over_the_limit(config, _slurm.parse_show_node(out), name):
+        return None
+    run(_slurm.resume_argv(name, config["scontrol"]))
+    return "drained and resumed %s: other nodes reached the fleet limit at the same moment" % name
+
+
 def drain_own_node(config, problem, today, run=None):
-    """Drain this node with our reason unless Slurm already holds it; returns a note for the output line.
+    """Drain this node with our reason unless Slurm already holds it or the fleet limit is reached; returns a note
+    for the output line.
 
     A node already drained, down or reserved is left alone whatever its reason (ours stays; a foreign one
     is never overwritten), as slurm_remediate does.
     """
     run = run or _run
     name = node_name(config)
-    rc, out = run([config["scontrol"], "show", "node", name, "--oneliner"])
+    rc, out = run([config["scontrol"], "show", "node", "--oneliner"])
     if rc != 0:
         return "cannot read node %s from slurmctld (%s)" % (name, out.strip() or "rc=%d" % rc)
-    nodes = [n for n in _slurm.parse_show_node(out) if n["name"] == name]
-    if nodes and _slurm.is_held(nodes[0]):
-        return "node %s already %s (%s), left as it is" % (name, nodes[0]["state_text"], nodes[0]["reason"] or "")
+    nodes = _slurm.parse_show_node(out)
+    mine = [n for n in nodes if n["name"] == name]
+    if mine and _slurm.is_held(mine[0]):
+        return "node %s already %s (%s), left as it is" % (name, mine[0]["state_text"], mine[0]["reason"] or "")
+    refused = fleet_refusal(config, nodes, name)
+    if refused:
+        return refused
     reason = _slurm.drain_reason("node-health: " + problem, today)
     rc, out = run(_slurm.drain_argv(name, reason, config["scontrol"]))
     if rc != 0:
         return "drain of %s failed (%s)" % (name, out.strip() or "rc=%d" % rc)
+    undone = _undo_if_raced(config, name, run)
+    if undone:
+        return undone
+    _write_state(_state_file(config, "drained.json"), {"node": name, "reason": reason})
     return "drained %s" % name
+
+
+def resume_own_drain(config, run=None):
+    """On a healthy check after this check drained the node (its marker in the state directory): resume the node
+    if Slurm still holds it with the health check's reason, never one drained by another source. Returns the note
+    for the OK line, or None when there is nothing to resume (a healthy node asks slurmctld nothing)."""
+    marker = _state_file(config, "drained.json")
+    if not os.path.exists(marker):
+        return None
+    run = run or _run
+    name = node_name(config)
+    os.remove(marker)
+    rc, out = run([config["scontrol"], "show", "node", name, "--oneliner"])
+    mine = [n for n in _slurm.parse_show_node(out) if n["name"] == name] if rc == 0 else []
+    if not mine or not _slurm.is_held(mine[0]) or _slurm.reason_source(mine[0]["reason"]) != "health":
+        return None
+    rc, out = run(_slurm.resume_argv(name, config["scontrol"]))
+    return "resumed %s (its health-check drain: healthy again)" % name if rc == 0 else None
 
 
 def _run(argv):
@@ -261,10 +456,8 @@ def _run(argv):
 USAGE = "usage: ibtune-node-health [--config PATH] [--drain | --no-drain] [--all]"
 
 
-def main(argv=None, run=None, stdout=None):
-    """Exit status 0 and 'OK' when healthy; 1 and the first problem when not; 2 on a bad config or usage."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    stdout = stdout or sys.stdout
+def parse_args(argv):
+    """(path, drain, show_all) or None for a bad usage."""
     path, drain, show_all = DEFAULT_CONFIG_PATH, None, False
     while argv:
         arg = argv.pop(0)
@@ -277,25 +470,61 @@ def main(argv=None, run=None, stdout=None):
         elif arg == "--config" and argv:
             path = argv.pop(0)
         else:
-            stdout.write(USAGE + "\n")
-            return 2
+            return None
+    return path, drain, show_all
+
+
+def _verdict_line(config, problems, drain, run, now):
+    """The one output line for a node with problems: the first, how many more, and what was done about it."""
+    line = problems[0]
+    if len(problems) > 1:
+        line += " (+%d more)" % (len(problems) - 1)
+    if not drain:
+        return line
+    warnings = []
+    streaks = update_streaks(config, problems, now, warnings)
+    drainable = [p for p in problems if lasting(p, streaks, config, now)]
+    if drainable:
+        line += "; " + drain_own_node(config, drainable[0], time.strftime("%Y-%m-%d", time.gmtime(now)), run)
+    else:
+        streak = streaks.get(str(problems[0])) or {"count": 1}
+        line += "; not drained yet: a transient state, %d of %d checks in a row (or %ds)" % (
+            streak["count"], config["consecutive"], config["grace_s"])  # fmt: skip
+    return line + "".join(" [warning: %s]" % w for w in warnings)
+
+
+def main(argv=None, run=None, stdout=None, now=None):
+    """Exit status 0 and 'OK' when healthy (or under maintenance); 1 and the first problem when not; 2 on a bad
+    config or usage."""
+    stdout = stdout or sys.stdout
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args is None:
+        stdout.write(USAGE + "\n")
+        return 2
+    path, drain, show_all = args
     try:
         config = load_config(path)
     except ConfigError as exc:
         stdout.write("ibtune-node-health: %s: fix the config (the node_health role writes it)\n" % exc)
         return 2
+    now = time.time() if now is None else now
+    paused = maintenance(config, now)
+    if paused:
+        stdout.write("OK: %s\n" % paused)
+        return 0
     if drain is None:  # HealthCheckProgram takes no arguments: the config can ask for the drain
         drain = bool(config["drain"])
-    problems = run_checks(config)
+    warnings = []
+    problems = run_checks(config, warnings)
     if not problems:
-        stdout.write("OK\n")
+        note = None
+        if drain:
+            update_streaks(config, [], now, warnings)
+            note = resume_own_drain(config, run)
+        stdout.write("OK%s%s\n" % ("; " + note if note else "", "".join(" [warning: %s]" % w for w in warnings)))
         return 0
-    line = problems[0]
-    if len(problems) > 1:
-        line += " (+%d more)" % (len(problems) - 1)
-    if drain:
-        line += "; " + drain_own_node(config, problems[0], time.strftime("%Y-%m-%d", time.gmtime()), run)
-    stdout.write(line + "\n")
+    line = _verdict_line(config, problems, drain, run, now)
+    stdout.write(line + "".join(" [warning: %s]" % w for w in warnings) + "\n")
     if show_all:
         for item in problems[1:]:
             stdout.write(item + "\n")

@@ -20,7 +20,9 @@ __metaclass__ = type
 import re
 
 REASON_PREFIX = "ibtune:"
-
+# One namespace per source of a drain, under the collection's prefix: each source resumes only what it drained.
+HEALTH_PREFIX = "ibtune: node-health:"
+SOURCES = ("validation", "health")
 # `scontrol show node --oneliner`: one node per line, "Key=value" fields separated by single spaces. Some
 # values hold spaces themselves (OS=Linux 6.1.0-13-amd64 #1 SMP ...), so a field starts only where a space is
 # followed by a key and "="; Reason= is the last field and takes the rest of the line.
@@ -146,8 +148,24 @@ def parse_sinfo_json(data):
     return nodes
 
 
-def is_ours(reason, prefix=REASON_PREFIX):
-    return bool(reason) and reason.startswith(prefix)
+def reason_source(reason):
+    """'health' for the node health check's reasons, 'validation' for the other ibtune reasons (a fabric
+    validation, slurm_remediate), None for a reason that is not ours."""
+    if not reason or not reason.startswith(REASON_PREFIX):
+        return None
+    return "health" if reason.startswith(HEALTH_PREFIX) else "validation"
+
+
+def is_ours(reason, prefix=REASON_PREFIX, source=None):
+    """Whether the reason carries our prefix (and, with ``source``, was written by that source)."""
+    if not reason or not reason.startswith(prefix):
+        return False
+    return source is None or reason_source(reason) == source
+
+
+def held_by_us(nodes, prefix=REASON_PREFIX):
+    """Names of the nodes Slurm holds with one of our reasons (any source): what a guard has to count."""
+    return sorted(n["name"] for n in nodes if is_held(n) and is_ours(n["reason"], prefix))
 
 
 def is_held(node):
@@ -174,24 +192,33 @@ def resume_argv(node, scontrol="scontrol"):
 # --- the verdict -------------------------------------------------------------------------------
 
 
+def _failed_host(item):
+    """(host, reason, culprit) of a failed_hosts entry; reports before the culprit flag blame every failed host."""
+    if isinstance(item, dict):
+        return item.get("host"), item.get("reason"), item.get("culprit", True) is not False
+    return item, None, True
+
+
 def verdict_from_report(report):
     """The parts of report.json the planner needs: {failed: {host: reason}, passed: [..], expected: [..], systemic}.
 
-    Reports from the engine rewrite carry failed_hosts/passed_hosts/expected_hosts/systemic. Older reports
-    have none of them: then the suspect nodes fail (bad_node or suspect), and when there is no suspect node but
-    failed pairs, the hosts of failed pairs do; passed is unknown (nothing is resumed from an old report).
+    Reports from the engine rewrite carry failed_hosts/passed_hosts/expected_hosts/systemic; a failed host whose
+    ``culprit`` is false (the verdict does not blame it: untested, a gate that could not apply) is not drained.
+    Older reports have none of them: then the suspect nodes fail (bad_node or suspect), and when there is no
+    suspect node but failed pairs, the hosts of failed pairs do; passed is unknown (nothing is resumed from an old
+    report).
     """
     report = report or {}
     failed = {}
     if report.get("failed_hosts") is not None:
+        kept = set()
         for item in report.get("failed_hosts") or []:
-            if isinstance(item, dict):
-                host, reason = item.get("host"), item.get("reason")
-            else:
-                host, reason = item, None
-            if host and host not in failed:
+            host, reason, culprit = _failed_host(item)
+            kept.add(host)
+            if culprit and host and host not in failed:
                 failed[str(host)] = reason or "failed fabric validation"
-        passed = [str(h) for h in report.get("passed_hosts") or [] if h not in failed]
+        # a failed host the verdict does not blame (untested, behind a switch fault...) is neither drained nor resumed
+        passed = [str(h) for h in report.get("passed_hosts") or [] if h not in kept]
     else:
         for node in report.get("suspect_nodes") or []:
             words = "bad node" if node.get("verdict") == "bad_node" else "suspect node"
@@ -231,11 +258,117 @@ def _snapshot(node):
 
 
 def guard_limit(partition_size, max_drain_fraction, max_drain=None):
-    """How many nodes one run may drain: floor(fraction x partition size), capped by max_drain (None: no cap)."""
+    """How many nodes may be held by us at once: floor(fraction x partition size), capped by max_drain (None: no
+    cap). The nodes already held with our reasons (any source, earlier runs included) count against it."""
     limit = int(max_drain_fraction * partition_size + 1e-9)
     if max_drain is not None and max_drain >= 0:
         limit = min(limit, max_drain)
     return limit
+
+
+def _members(nodes, partition):
+    if not partition:
+        return list(nodes)
+    members = [n for n in nodes if partition in n["partitions"]]
+    if not members:
+        raise ValueError(
+            "partition %r has no nodes in `scontrol show node`: give a partition Slurm knows "
+            "(sinfo lists them) or none for the whole cluster" % partition
+        )
+    return members
+
+
+def _drain_action(node, text, today, prefix, scontrol):
+    reason = drain_reason(text, today, prefix)
+    return {
+        "node": node["name"],
+        "action": "drain",
+        "reason": reason,
+        "argv": drain_argv(node["name"], reason, scontrol),
+        "before": _snapshot(node),
+        "after": {"state": "%s+DRAIN" % node["state"], "reason": reason},
+    }
+
+
+def _resume_action(node, scontrol):
+    return {
+        "node": node["name"],
+        "action": "resume",
+        "reason": None,
+        "argv": resume_argv(node["name"], scontrol),
+        "before": _snapshot(node),
+        "after": {"state": node["state"] if node["state"] not in _HELD_BASES else "IDLE", "reason": None},
+    }
+
+
+def _plan_drains(ctx, verdict, out):
+    """Drain actions for the failed hosts Slurm does not hold yet; the others are left alone, saying why."""
+    drains = []
+    for host in sorted(verdict["failed"]):
+        node = _lookup(host, ctx["by_name"], ctx["short"])
+        if node is None:
+            known = _lookup(host, ctx["all_by_name"], ctx["all_short"]) is not None
+            out["untouched"].append(
+                {"host": host, "why": "not in partition %s" % ctx["partition"] if known else "not a Slurm node"}
+            )
+            continue
+        if is_held(node):
+            why = (
+                "already drained by ibtune (%s)" % node["reason"]
+                if is_ours(node["reason"], ctx["prefix"])
+                else "left alone: %s for a reason that is not ours (%s)"
+                % (node["state_text"], node["reason"] or "no reason")
+            )
+            out["untouched"].append({"host": node["name"], "why": why})
+            continue
+        drains.append(_drain_action(node, verdict["failed"][host], ctx["today"], ctx["prefix"], ctx["scontrol"]))
+    return drains
+
+
+def _plan_resumes(ctx, verdict, out, resume):
+    """Resume actions for the passing hosts the validation drained (a health-check drain or a foreign reason is
+    never resumed from a validation)."""
+    resumes = []
+    for host in sorted(verdict["passed"]):
+        node = _lookup(host, ctx["by_name"], ctx["short"])
+        if node is None or not is_held(node):
+            continue
+        if not is_ours(node["reason"], ctx["prefix"], source="validation"):
+            owner = "the node health check's" if reason_source(node["reason"]) == "health" else "not ours"
+            why = "passes, but %s for a reason that is %s (%s): not resumed" % (
+                node["state_text"], owner, node["reason"] or "no reason"
+            )  # fmt: skip
+            out["untouched"].append({"host": node["name"], "why": why})
+            continue
+        out["resumable"].append(node["name"])
+        if resume:
+            resumes.append(_resume_action(node, ctx["scontrol"]))
+    return resumes
+
+
+def _refusal(verdict, drains, out, partition, max_drain_fraction, max_drain):
+    """The sentence that refuses the whole plan (a systemic verdict, the guard), else None."""
+    if verdict.get("systemic"):
+        return (
+            "The verdict is systemic (%s): slurm_remediate drains nothing on a fabric-wide failure; fix its cause "
+            "and validate again." % verdict["systemic"].rstrip(".")
+        )
+    # a node this plan resumes no longer counts; a plan that drains nothing is never refused by the guard
+    resumed = set(out["resumed"])
+    held = [h for h in out["held_by_us"] if h not in resumed]
+    if not drains or len(drains) + len(held) <= out["limit"]:
+        return None
+    where = ("partition %s" % partition) if partition else "the cluster"
+    already = (
+        " on top of the %d already held with ibtune reasons (%s)" % (len(held), ", ".join(held[:10])) if held else ""
+    )
+    return (
+        "Refusing to drain %d of %d nodes in %s (%s)%s, more than the guard allows (%d: max_drain_fraction=%s%s): "
+        "a failure this wide is likely the fabric, not the nodes; check the verdict, then raise the limit or "
+        "drain by hand."
+        % (len(drains), out["partition_size"], where, ", ".join(a["node"] for a in drains), already, out["limit"],
+           max_drain_fraction, "" if max_drain is None else ", max_drain=%d" % max_drain)
+    )  # fmt: skip
 
 
 def plan(
@@ -251,122 +384,43 @@ def plan(
 ):
     """Actions (as data) that bring Slurm in line with the verdict. Nothing is executed here.
 
-    Returns {actions, untouched, resumable, would_drain, refused, partition_size, limit}:
+    Returns {actions, untouched, resumable, would_drain, held_by_us, refused, partition_size, limit}:
       actions: [{node, action ('drain'|'resume'), reason, argv, before: {state, reason}, after: {state, reason}}]
       untouched: [{host, why}] failed or passing hosts left alone (foreign reason, not a Slurm node, ...)
-      resumable: nodes drained by us that now pass (resumed only when resume=True)
+      resumable: nodes the validation drained that now pass (resumed only when resume=True); a node the health
+        check drained is never resumed here
       would_drain: every node the verdict asks to drain this run
+      held_by_us: nodes already held with our reasons (any source): they count against the guard, so repeated
+        runs cannot drain more than it allows
       refused: None, or one sentence when the plan must not run (systemic verdict, guard); then actions is [].
     """
     if not 0 <= max_drain_fraction <= 1:
         raise ValueError(
             "max_drain_fraction must be between 0 and 1 (0.1 = 10%% of the partition), got %r" % max_drain_fraction
         )
-    if partition:
-        members = [n for n in nodes if partition in n["partitions"]]
-        if not members:
-            raise ValueError(
-                "partition %r has no nodes in `scontrol show node`: give a partition Slurm knows "
-                "(sinfo lists them) or none for the whole cluster" % partition
-            )
-    else:
-        members = list(nodes)
+    members = _members(nodes, partition)
     by_name, short = _index(members)
     all_by_name, all_short = _index(nodes)
+    ctx = {"by_name": by_name, "short": short, "all_by_name": all_by_name, "all_short": all_short,
+           "partition": partition, "prefix": prefix, "today": today, "scontrol": scontrol}  # fmt: skip
     out = {
         "actions": [],
         "untouched": [],
         "resumable": [],
         "would_drain": [],
+        "held_by_us": held_by_us(members, prefix),
         "refused": None,
         "partition_size": len(members),
         "limit": guard_limit(len(members), max_drain_fraction, max_drain),
     }
-
-    def skip(host, why):
-        out["untouched"].append({"host": host, "why": why})
-
-    drains = []
-    for host in sorted(verdict["failed"]):
-        node = _lookup(host, by_name, short)
-        if node is None:
-            if _lookup(host, all_by_name, all_short) is not None:
-                skip(host, "not in partition %s" % partition)
-            else:
-                skip(host, "not a Slurm node")
-            continue
-        if is_held(node):
-            if is_ours(node["reason"], prefix):
-                skip(node["name"], "already drained by ibtune (%s)" % node["reason"])
-            else:
-                skip(
-                    node["name"],
-                    "left alone: %s for a reason that is not ours (%s)"
-                    % (node["state_text"], node["reason"] or "no reason"),
-                )
-            continue
-        reason = drain_reason(verdict["failed"][host], today, prefix)
-        drains.append(
-            {
-                "node": node["name"],
-                "action": "drain",
-                "reason": reason,
-                "argv": drain_argv(node["name"], reason, scontrol),
-                "before": _snapshot(node),
-                "after": {"state": "%s+DRAIN" % node["state"], "reason": reason},
-            }
-        )
+    drains = _plan_drains(ctx, verdict, out)
     out["would_drain"] = [a["node"] for a in drains]
-
-    resumes = []
-    for host in sorted(verdict["passed"]):
-        node = _lookup(host, by_name, short)
-        if node is None or not is_held(node):
-            continue
-        if not is_ours(node["reason"], prefix):
-            skip(
-                node["name"],
-                "passes, but %s for a reason that is not ours (%s): not resumed"
-                % (node["state_text"], node["reason"] or "no reason"),
-            )
-            continue
-        out["resumable"].append(node["name"])
-        if resume:
-            resumes.append(
-                {
-                    "node": node["name"],
-                    "action": "resume",
-                    "reason": None,
-                    "argv": resume_argv(node["name"], scontrol),
-                    "before": _snapshot(node),
-                    "after": {"state": node["state"] if node["state"] not in _HELD_BASES else "IDLE", "reason": None},
-                }
-            )
-
-    if verdict.get("systemic"):
-        out["refused"] = (
-            "The verdict is systemic (%s): slurm_remediate drains nothing on a fabric-wide failure; fix its cause "
-            "and validate again." % verdict["systemic"].rstrip(".")
-        )
-        return out
-    if len(drains) > out["limit"]:
-        where = ("partition %s" % partition) if partition else "the cluster"
-        out["refused"] = (
-            "Refusing to drain %d of %d nodes in %s (%s), more than the guard allows (%d: max_drain_fraction=%s%s): "
-            "a failure this wide is likely the fabric, not the nodes; check the verdict, then raise the limit or "
-            "drain by hand."
-            % (
-                len(drains),
-                len(members),
-                where,
-                ", ".join(a["node"] for a in drains),
-                out["limit"],
-                max_drain_fraction,
-                "" if max_drain is None else ", max_drain=%d" % max_drain,
-            )
-        )
-        return out
-    out["actions"] = drains + resumes
+    resumes = _plan_resumes(ctx, verdict, out, resume)
+    out["resumed"] = [a["node"] for a in resumes]
+    out["refused"] = _refusal(verdict, drains, out, partition, max_drain_fraction, max_drain)
+    del out["resumed"]
+    if out["refused"] is None:
+        out["actions"] = drains + resumes
     return out
 
 

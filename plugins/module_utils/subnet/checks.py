@@ -274,9 +274,19 @@ def _absent_trunks(index, trunks, groups, norm_size):
     return findings
 
 
-def check_trunks(topo, index=None):
+def _per_group(groups, group_of):
+    """The leaf-spine trunks split by the group of their leaf (structure.Shape: a dragonfly's groups, a
+    fat tree's planes), in group order."""
+    split = defaultdict(list)
+    for pair, ports in groups:
+        split[(group_of or {}).get(pair[0], 0)].append((pair, ports))
+    return [split[g] for g in sorted(split)]
+
+
+def check_trunks(topo, index=None, group_of=None):
     """Parallel trunks between two switches with fewer cables than the fabric's other trunks of the same
-    tier pair, including a leaf with no cable at all to a spine every other leaf reaches."""
+    tier pair, including a leaf with no cable at all to a spine every other leaf of its group reaches
+    (``group_of``: {switch guid: group}, structure.Shape's; without it the fabric is one group)."""
     index = index or Index(topo)
     trunks = trunks_of(topo, index)
     by_tiers = defaultdict(list)
@@ -287,7 +297,8 @@ def check_trunks(topo, index=None):
         norm_size = norm([len(p) for _pair, p in groups])
         findings += _short_trunks(index, tiers, groups, norm_size)
         if tiers == ("leaf", "spine"):
-            findings += _absent_trunks(index, trunks, groups, norm_size)
+            for mine in _per_group(groups, group_of):
+                findings += _absent_trunks(index, trunks, mine, norm_size)
     return findings
 
 

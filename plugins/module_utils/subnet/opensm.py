@@ -38,6 +38,17 @@ def parse(text):
     return out
 
 
+def unknown_keys(defaults_text, keys, options=None):
+    """The keys (then the options' keys) that ``opensm --create-config``'s file does not list, in order, once each:
+    opensm.conf would get a key this OpenSM ignores."""
+    known = parse(defaults_text)
+    out = []
+    for key in list(keys or []) + list(options or {}):
+        if key not in known and key not in out:
+            out.append(key)
+    return out
+
+
 def qos_keys(model, policy_file, options=None):
     """The opensm.conf keys the QoS model sets (qos_model's normalized dict), plus fabric_qos_opensm_options."""
     keys = {

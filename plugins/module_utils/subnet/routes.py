@@ -194,116 +194,151 @@ def all_isls(topology, index=None):
     return out
 
 
-def plan_cover(hosts_or_cas, routes, topology, max_rounds=8):
-    """cover_links planner; returns {"rounds", "uncovered", "coverable", "covered", "total", "per_round"}."""
-    router = Router(topology, routes)
+def _isl_sets(router, eps, names):
+    """isls_of(ingress switch, destination LID, destination guid) -> frozenset of directed ISLs, and the
+    ingress switch and LID of every endpoint rail. A route depends only on the ingress switch and the
+    destination LID: ISL sets are computed once per (ingress switch, LID) and shared by every pair."""
     index = router.index
-    eps = endpoints(topology, hosts_or_cas, index)
-    names = sorted(eps, key=str)
-    # a route depends only on the ingress switch and the destination LID: ISL sets are computed once
-    # per (ingress switch, LID) and shared by every pair that has them
-    ingress = {}
-    lids = {}
+    ingress, lids, cache = {}, {}, {}
     for name in names:
         for guid in eps[name].values():
             attach = index.ca_attachment(guid)
             ingress[guid] = attach[0] if attach else None
             lids[guid] = router.lid_of(guid)
-    isl_cache = {}
 
     def isls_of(sw, dlid, dst):
         key = (sw, dlid)
-        if key not in isl_cache:
+        if key not in cache:
             hops = router._from_switch(sw, dlid, dst)
-            isl_cache[key] = (
-                frozenset((h[0], h[1]) for h in hops if index.is_switch(h[2])) if hops is not None else None
-            )
-        return isl_cache[key]
+            cache[key] = frozenset((h[0], h[1]) for h in hops if index.is_switch(h[2])) if hops is not None else None
+        return cache[key]
 
-    candidates = []
+    return isls_of, ingress, lids
+
+
+def _pair_isls(eps, server, client, isls_of, ingress, lids):
+    """The directed ISLs a pair's rails cross (client -> server, rail r with rail r)."""
+    union = frozenset()
+    for rail, s_guid in eps[server].items():
+        c_guid = eps[client].get(rail)
+        if c_guid is None or ingress.get(c_guid) is None or lids.get(s_guid) is None:
+            continue
+        found = isls_of(ingress[c_guid], lids[s_guid], s_guid)
+        if found:
+            union = union | found
+    return union
+
+
+def _candidates(router, eps):
+    """[(directed ISLs, server, client)] for every ordered pair of endpoints whose route crosses an ISL."""
+    names = sorted(eps, key=str)
+    isls_of, ingress, lids = _isl_sets(router, eps, names)
+    out = []
     for client in names:
-        c_rails = eps[client]
         for server in names:
             if client == server:
                 continue
-            union = frozenset()
-            for rail, s_guid in eps[server].items():
-                c_guid = c_rails.get(rail)
-                if c_guid is None or ingress.get(c_guid) is None or lids.get(s_guid) is None:
-                    continue
-                found = isls_of(ingress[c_guid], lids[s_guid], s_guid)
-                if found:
-                    union = union | found if union else found
+            union = _pair_isls(eps, server, client, isls_of, ingress, lids)
             if union:
-                candidates.append((union, server, client))
+                out.append((union, server, client))
+    return out
+
+
+def _gain(isls, uncovered, priority):
+    """What a pair adds: (ISLs to load first it covers, all ISLs it covers), both still uncovered."""
+    fresh = isls & uncovered
+    return (len(fresh & priority), len(fresh))
+
+
+def _pick_round(candidates, uncovered, priority):
+    """One round, greedily and lazily: the pair that covers the most still-uncovered ISLs to load first, then
+    the most still-uncovered ISLs, while its two hosts are free. Returns (pairs, ISLs covered)."""
+    heap = []
+    for i, (isls, _server, _client) in enumerate(candidates):
+        gain = _gain(isls, uncovered, priority)
+        if gain[1]:
+            heap.append((-gain[0], -gain[1], i))
+    heapq.heapify(heap)
+    used, chosen, gained = set(), [], 0
+    while heap:
+        _p, _g, i = heapq.heappop(heap)
+        isls, server, client = candidates[i]
+        if server in used or client in used:
+            continue
+        gain = _gain(isls, uncovered, priority)
+        if gain[1] == 0:
+            continue
+        if heap and (-gain[0], -gain[1]) > heap[0][:2]:
+            heapq.heappush(heap, (-gain[0], -gain[1], i))
+            continue
+        chosen.append([server, client])
+        used.update((server, client))
+        uncovered -= isls
+        gained += gain[1]
+    return chosen, gained
+
+
+def _uncovered_report(router, every, coverable, uncovered, max_rounds):
+    def entry(isl, reason):
+        peer = router.index.peer[isl]
+        return {
+            "from": router.label(*isl),
+            "to": router.label(*peer),
+            "text": "%s -> %s" % (router.label(*isl), router.label(*peer)),
+            "reason": reason,
+        }
+
+    report = [entry(isl, "no candidate pair's route crosses it") for isl in sorted(every - coverable)]
+    report += [entry(isl, "not covered within %d rounds" % max_rounds) for isl in sorted(uncovered)]
+    return report
+
+
+def load_first_isls(topology, load_first, index=None):
+    """The directed ISLs of the switch ports to load first ([[switch guid, port], ...]): each port's cable in
+    both directions."""
+    index = index or Index(topology)
+    out = set()
+    for guid, port in load_first or []:
+        end = (normalize_guid(guid), int(port))
+        peer = index.peer.get(end)
+        if peer is not None and index.is_switch(end[0]) and index.is_switch(peer[0]):
+            out.update((end, peer))
+    return out
+
+
+def plan_cover(hosts_or_cas, routes, topology, max_rounds=8, load_first=None):
+    """cover_links planner; returns {"rounds", "uncovered", "coverable", "covered", "total", "per_round",
+    "endpoints", "load_first"}.
+
+    load_first: switch ports ([[guid, port], ...], e.g. an oversubscribed leaf's uplinks) whose cables the
+    rounds cover before any other ISL; ``load_first`` in the result counts their directions per round."""
+    router = Router(topology, routes)
+    eps = endpoints(topology, hosts_or_cas, router.index)
+    candidates = _candidates(router, eps)
     every = all_isls(topology, router.index)
     coverable = set()
     for isls, _server, _client in candidates:
         coverable |= isls
+    priority = load_first_isls(topology, load_first, router.index) & coverable
     uncovered = set(coverable)
-    rounds = []
-    per_round = []
+    rounds, per_round, first = [], [], []
     while uncovered and len(rounds) < max_rounds:
-        used = set()
-        chosen = []
-        gained = 0
-        heap = []
-        for i, (isls, _server, _client) in enumerate(candidates):
-            gain = len(isls & uncovered)
-            if gain:
-                heap.append((-gain, i))
-        heapq.heapify(heap)
-        while heap:
-            neg, i = heapq.heappop(heap)
-            isls, server, client = candidates[i]
-            if server in used or client in used:
-                continue
-            gain = len(isls & uncovered)
-            if gain == 0:
-                continue
-            if heap and gain < -heap[0][0]:
-                heapq.heappush(heap, (-gain, i))
-                continue
-            chosen.append([server, client])
-            used.add(server)
-            used.add(client)
-            uncovered -= isls
-            gained += gain
+        before = len(priority & uncovered)
+        chosen, gained = _pick_round(candidates, uncovered, priority)
         if not chosen:
             break
         rounds.append(chosen)
         per_round.append(gained)
-
-    def label(end):
-        return "%s -> %s" % (router.label(*end), router.label(*router.index.peer[end]))
-
-    report = []
-    for isl in sorted(every - coverable):
-        report.append(
-            {
-                "from": router.label(*isl),
-                "to": router.label(*router.index.peer[isl]),
-                "text": label(isl),
-                "reason": "no candidate pair's route crosses it",
-            }
-        )
-    for isl in sorted(uncovered):
-        report.append(
-            {
-                "from": router.label(*isl),
-                "to": router.label(*router.index.peer[isl]),
-                "text": label(isl),
-                "reason": "not covered within %d rounds" % max_rounds,
-            }
-        )
+        first.append(before - len(priority & uncovered))
     return {
         "rounds": rounds,
-        "uncovered": report,
+        "uncovered": _uncovered_report(router, every, coverable, uncovered, max_rounds),
         "total": len(every),
         "coverable": len(coverable),
         "covered": len(coverable) - len(uncovered),
         "per_round": per_round,
         "endpoints": eps,
+        "load_first": {"directions": len(priority), "per_round": first},
     }
 
 
@@ -340,18 +375,8 @@ def _pair_text(path):
     return "%s -> %s" % (hops[0]["from"], hops[-1]["to"]) if hops else "?"
 
 
-def name_cables(failing_pairs_paths, passing_pairs_paths):
-    """Suspect cables: on failing pairs' paths and on no passing pair's path.
-
-    Each argument: a list of paths as pair_paths() returns them (dicts with "pair" and "path") or bare
-    hop lists. Greedy cover: the cable on the most failing paths first, until every failing path that has
-    an unexplained cable is explained; cables that tie on the same paths are all named (ambiguous).
-    Returns [{"a": "A09-P1-IBLEAF-04-04 p38", "b": "A10-P1-IBSPINE-03 p32", "reason": str, "failing": n}].
-    """
-    passing = set()
-    for path in passing_pairs_paths or []:
-        for hop in _hops_of(path):
-            passing.add(_cable(hop)[0])
+def _failing_cables(failing_pairs_paths, passing):
+    """(labels {cable key: (a, b)}, [(pair text, cables on it that no passing path crosses)])."""
     labels = {}
     failing = []
     for path in failing_pairs_paths or []:
@@ -363,34 +388,52 @@ def name_cables(failing_pairs_paths, passing_pairs_paths):
                 cables.add(key)
         if cables:
             failing.append((_pair_text(path), cables))
+    return labels, failing
+
+
+def _most_failing(open_paths, failing):
+    """(failing path indexes, cable keys): the cables on the most still-unexplained failing paths; cables on
+    exactly the same paths cannot be told apart and come together."""
+    on = defaultdict(set)
+    for i in open_paths:
+        for key in failing[i][1]:
+            on[key].add(i)
+    best = max(len(v) for v in on.values())
+    groups = defaultdict(list)
+    for key, paths in on.items():
+        if len(paths) == best:
+            groups[frozenset(paths)].append(key)
+    paths, keys = min(groups.items(), key=lambda kv: (-len(kv[0]), min(kv[1])))
+    return paths, sorted(keys)
+
+
+def name_cables(failing_pairs_paths, passing_pairs_paths):
+    """Suspect cables: on failing pairs' paths and on no passing pair's path.
+
+    Each argument: a list of paths as pair_paths() returns them (dicts with "pair" and "path") or bare
+    hop lists. Greedy cover: the cable on the most failing paths first, until every failing path that has
+    an unexplained cable is explained; cables that tie on the same paths are all named (ambiguous).
+    Returns [{"a": "A09-P1-IBLEAF-04-04 p38", "b": "A10-P1-IBSPINE-03 p32", "reason": str, "failing": n}].
+    """
+    passing = set()
+    for path in passing_pairs_paths or []:
+        passing.update(_cable(hop)[0] for hop in _hops_of(path))
+    labels, failing = _failing_cables(failing_pairs_paths, passing)
     total = len(failing_pairs_paths or [])
     open_paths = list(range(len(failing)))
     suspects = []
     while open_paths:
-        on = defaultdict(set)
-        for i in open_paths:
-            for key in failing[i][1]:
-                on[key].add(i)
-        best = max(len(v) for v in on.values())
-        top = [k for k, v in on.items() if len(v) == best]
-        # cables on exactly the same failing paths cannot be told apart: name them all
-        groups = defaultdict(list)
-        for key in top:
-            groups[frozenset(on[key])].append(key)
-        paths, keys = min(groups.items(), key=lambda kv: (-len(kv[0]), min(kv[1])))
-        keys.sort()
+        paths, keys = _most_failing(open_paths, failing)
         names = sorted(failing[i][0] for i in paths)
-        for key in keys:
-            a, b = labels[key]
-            reason = "on %d of %d failing paths (%s) and on none of the %d passing paths" % (
-                len(paths),
-                total,
-                ", ".join(names[:4]) + (", ..." if len(names) > 4 else ""),
-                len(passing_pairs_paths or []),
-            )
-            if len(keys) > 1:
-                reason += "; %d cables share exactly these paths, one of them is the fault" % len(keys)
-            suspects.append({"a": a, "b": b, "reason": reason, "failing": len(paths)})
+        reason = "on %d of %d failing paths (%s) and on none of the %d passing paths" % (
+            len(paths),
+            total,
+            ", ".join(names[:4]) + (", ..." if len(names) > 4 else ""),
+            len(passing_pairs_paths or []),
+        )
+        if len(keys) > 1:
+            reason += "; %d cables share exactly these paths, one of them is the fault" % len(keys)
+        suspects += [{"a": labels[k][0], "b": labels[k][1], "reason": reason, "failing": len(paths)} for k in keys]
         open_paths = [i for i in open_paths if i not in paths]
     return suspects
 

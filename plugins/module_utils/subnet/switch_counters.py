@@ -48,10 +48,6 @@ SYSFS_TO_PMA = dict((v, k) for k, v in PMA_TO_SYSFS.items())
 _PQ_HEADER_RE = re.compile(r"^# (Port (?:extended )?counters|\S+ counters): Lid (\d+) port (\d+)")
 _PQ_VALUE_RE = re.compile(r"^(\w+):\.*(\S+)\s*$")
 # "Errors for" (error counters above threshold) and "Data Counters for" (--counters: every port's data counters)
-_QE_NODE_RE = re.compile(r'^(?:Errors|Data Counters) for (?:(0x[0-9a-fA-F]+) )?"(.*)"\s*$')
-_QE_PORT_RE = re.compile(r"^GUID (0x[0-9a-fA-F]+) port (\w+):\s*(.*)$")
-# "[SymbolErrorCounter == 12]"; data counters add a human-readable value: "[PortXmitData == 864 (3.375KB)]"
-_QE_COUNTER_RE = re.compile(r"\[(\w+) == (\d+)(?: \([^)]*\))?\]")
 
 
 def parse_perfquery(text):
@@ -86,42 +82,92 @@ def parse_perfquery(text):
     return blocks
 
 
-def parse_ibqueryerrors(text):
-    """ibqueryerrors output -> {"nodes": [{guid, description, ports: {port: {sysfs name: int}}}],
-    "summary": {nodes_checked, bad_nodes, ports_checked, ports_with_errors}}.
+# every record ibqueryerrors prints, found anywhere in the text (one pass, linear): a node header, a port's counters,
+# the summary lines. Found by search, not per line, so an output whose line breaks were lost (joined into one line by
+# a wrapper) parses the same. "Link info:" lines (-r) and the threshold footer carry nothing to read.
+_QE_TOKEN_RE = re.compile(
+    r'(?P<node>(?:Errors|Data Counters) for (?:(?P<node_guid>0x[0-9a-fA-F]+) )?"(?P<desc>[^"\n]*)")'
+    r"|(?P<port>GUID (?P<port_guid>0x[0-9a-fA-F]+) port (?P<port_no>\w+):(?P<values>(?:\s*\[[^\]\n]*\])*))"
+    r"|(?P<nodes>## Summary: (?P<checked>\d+) nodes checked, (?P<bad>\d+) bad nodes found)"
+    r"|(?P<ports>(?P<pchecked>\d+) ports checked, (?P<pbad>\d+) ports have errors)"
+)
+# "[SymbolErrorCounter == 12]"; a value from PortCountersExtended (AdditionalPortCounters) and data counters carry a
+# human-readable one: "[PortXmitData == 864 (3.375KB)]"
+_QE_VALUE_RE = re.compile(r"\[(\w+) == (\d+)( \([^)]*\))?\]")
 
-    ibqueryerrors lists only counters above its thresholds (0 unless an error_thresholds file says
-    otherwise): a counter it does not print is read as 0. The "port ALL" aggregate is left out."""
-    nodes = []
-    current = None
-    summary = {}
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        node = _QE_NODE_RE.match(line)
-        if node:
-            current = {
-                "guid": normalize_guid(node.group(1)) if node.group(1) else None,
-                "description": node.group(2),
-                "ports": {},
-            }
+
+def _qe_port(current, match):
+    """(port number, {sysfs name: int}, {sysfs name: source}) of a port record; None for "port ALL"."""
+    if match.group("port_no") == "ALL":
+        return None
+    values, sources = {}, {}
+    for name, number, suffix in _QE_VALUE_RE.findall(match.group("values")):
+        key = PMA_TO_SYSFS.get(name, name)
+        values[key] = int(number)
+        sources[key] = "pma_ext" if suffix else "pma"
+    if current["guid"] is None:
+        current["guid"] = normalize_guid(match.group("port_guid"))
+    return int(match.group("port_no")), values, sources
+
+
+def parse_ibqueryerrors(text):
+    """ibqueryerrors output -> {"nodes": [{guid, description, ports: {port: {sysfs name: int}}, sources: {port:
+    {sysfs name: "pma" | "pma_ext"}}}], "summary": {nodes_checked, bad_nodes, ports_checked, ports_with_errors}}.
+
+    ibqueryerrors lists only counters above its thresholds (0 unless an error_thresholds file says otherwise): a
+    counter it does not print is read as 0. The "port ALL" aggregate is left out. A value with a human-readable
+    suffix came from PortCountersExtended (64 bits). Raises ValueError for text that holds none of its records (an
+    error message, another tool's output): never an empty reading."""
+    nodes, summary, current = [], {}, None
+    for match in _QE_TOKEN_RE.finditer(text or ""):
+        if match.group("node"):
+            guid = match.group("node_guid")
+            current = {"guid": normalize_guid(guid) if guid else None, "description": match.group("desc"),
+                       "ports": {}, "sources": {}}  # fmt: skip
             nodes.append(current)
-            continue
-        port = _QE_PORT_RE.match(line)
-        if port and current is not None:
-            if port.group(2) == "ALL":
-                continue
-            values = dict((PMA_TO_SYSFS.get(n, n), int(v)) for n, v in _QE_COUNTER_RE.findall(port.group(3)))
-            if current["guid"] is None:
-                current["guid"] = normalize_guid(port.group(1))
-            current["ports"][int(port.group(2))] = values
-            continue
-        match = re.match(r"^## Summary: (\d+) nodes checked, (\d+) bad nodes found", line)
-        if match:
-            summary["nodes_checked"], summary["bad_nodes"] = int(match.group(1)), int(match.group(2))
-        match = re.match(r"^##\s+(\d+) ports checked, (\d+) ports have errors", line)
-        if match:
-            summary["ports_checked"], summary["ports_with_errors"] = int(match.group(1)), int(match.group(2))
+        elif match.group("port") and current is not None:
+            port = _qe_port(current, match)
+            if port is not None:
+                current["ports"][port[0]], current["sources"][port[0]] = port[1], port[2]
+        elif match.group("nodes"):
+            summary["nodes_checked"], summary["bad_nodes"] = int(match.group("checked")), int(match.group("bad"))
+        elif match.group("ports"):
+            summary["ports_checked"], summary["ports_with_errors"] = (
+                int(match.group("pchecked")),
+                int(match.group("pbad")),
+            )
+    if not nodes and not summary and (text or "").strip():
+        raise ValueError(
+            "the ibqueryerrors output holds no node, port or summary record (%r...): not ibqueryerrors output, or "
+            "the tool failed" % (text.strip()[:80],)
+        )
     return {"nodes": nodes, "summary": summary}
+
+
+def ibqueryerrors_sources(parsed):
+    """{"<guid>:<port>": {counter: source}} of a parse_ibqueryerrors() result (for counters.saturated)."""
+    out = {}
+    for node in parsed["nodes"]:
+        for port, sources in (node.get("sources") or {}).items():
+            out["%s:%d" % (node["guid"], port)] = dict(sources)
+    return out
+
+
+def perfquery_sources(blocks, topo):
+    """{"<switch guid>:<port>": {counter: source}} of perfquery blocks: a PortCountersExtended block's counters
+    are 64-bit (pma_ext), a plain block's PortCounters widths (pma)."""
+    index = Index(topo)
+    out = {}
+    for block in blocks:
+        node = index.lid_to_node.get(block["lid"])
+        if node is None or block["port"] == 255:
+            continue
+        source = "pma_ext" if block["kind"] == "PortCountersExtended" else "pma"
+        entry = out.setdefault("%s:%d" % (node[0], block["port"]), {})
+        for name in block["counters"]:
+            if entry.get(name) != "pma_ext":
+                entry[name] = source
+    return out
 
 
 def snapshot_from_ibqueryerrors(parsed, topo=None):
@@ -198,13 +244,14 @@ def switch_violations(previous, current, topo, thresholds=None, complete=True, g
     return out
 
 
-def switch_saturated(snap, topo):
-    """Counters pinned at their maximum on switch ports (an increase on them is invisible); the widths
-    are the host counters' (counters.COUNTER_WIDTHS: PortCounters, not the 64-bit extended ones)."""
+def switch_saturated(snap, topo, sources=None, thresholds=None):
+    """Counters pinned at their maximum on switch ports (an increase on them is invisible). Widths per source
+    (counters.width): ``sources`` {"<guid>:<port>": {counter: "pma" | "pma_ext"}} (ibqueryerrors_sources,
+    perfquery_sources); a reading without one is PortCounters' (pma): a 64-bit PortXmitWait is never "saturated
+    at 32 bits"."""
     index = Index(topo)
     out = []
-    pinned = counters.saturated(snap)
-    for p in pinned:
+    for p in counters.saturated(snap, thresholds, source="pma", sources=sources):
         name, port, peer = _where(index, "%s:%s" % (p["device"], p["port"]))
         pma = SYSFS_TO_PMA.get(p["counter"], p["counter"])
         out.append(
@@ -217,6 +264,8 @@ def switch_saturated(snap, topo):
                 "counter_name": pma,
                 "value": p["value"],
                 "width": p["width"],
+                "source": p["source"],
+                "gated": p["gated"],
                 "msg": "%s port %d%s: %s is pinned at %d (%d bits): clear it (perfquery -R) before the run."
                 % (name, port, (" <-> %s" % peer) if peer else "", pma, p["value"], p["width"]),
             }

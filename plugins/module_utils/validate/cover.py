@@ -144,15 +144,20 @@ class Planner(object):
             self._pair_cache[key] = found
         return self._pair_cache[key]
 
-    def best_client(self, rail, leaf, used, server, uncovered, tries=8):
+    def gain(self, server, client, uncovered, priority):
+        """(ISLs to load first, ISLs) the pair would newly cover."""
+        new = self.pair_isls(server, client) & uncovered
+        return (len(new & priority), len(new)) if priority else (0, len(new))
+
+    def best_client(self, rail, leaf, used, server, uncovered, priority, tries=8):
         """(gain, client): of the first ``tries`` free hosts on the leaf, the one whose pair with ``server``
-        covers the most still-uncovered ISLs on all rails."""
-        best = (0, None)
+        covers the most still-uncovered ISLs (those to load first before the others) on all rails."""
+        best = ((0, 0), None)
         looked = 0
         for host in self.by_rail[rail]["clients"].get(leaf) or []:
             if host in used or host == server:
                 continue
-            gain = len(self.pair_isls(server, host) & uncovered)
+            gain = self.gain(server, host, uncovered, priority)
             if gain > best[0]:
                 best = (gain, host)
             looked += 1
@@ -160,32 +165,33 @@ class Planner(object):
                 break
         return best
 
-    def best_pair(self, rail, leaf, servers, used, uncovered, tries=8):
-        """(gain, server, client): a free server of the bucket and, of the first ``tries`` free hosts on the
-        client's leaf, the one whose pair covers the most still-uncovered ISLs on all rails."""
-        best = (0, None, None)
+    def best_pair(self, rail, leaf, servers, used, uncovered, priority):
+        """(gain, server, client): the bucket's first free server (the bucket's servers share this rail's route)
+        and its best client on the leaf."""
         for server in servers:
-            if server in used:
-                continue
-            gain, client = self.best_client(rail, leaf, used, server, uncovered, tries)
-            if client is not None and gain > best[0]:
-                best = (gain, server, client)
-            break  # the bucket's servers share this rail's route: the first free one is as good as any
-        return best
+            if server not in used:
+                gain, client = self.best_client(rail, leaf, used, server, uncovered, priority)
+                return gain, server, client
+        return (0, 0), None, None
 
-    def one_round(self, candidates, uncovered):
-        """Disjoint pairs taking the most still-uncovered ISLs first (a lazy heap); returns (pairs, gained)."""
-        heap = [(-len(c[0] & uncovered) * 8, i) for i, c in enumerate(candidates) if c[0] & uncovered]
+    def one_round(self, candidates, uncovered, priority):
+        """Disjoint pairs, greedily and lazily: the most still-uncovered ISLs to load first, then the most ISLs.
+        Returns (pairs, ISLs covered)."""
+        heap = []
+        for i, (isls, _rail, _leaf, _servers) in enumerate(candidates):
+            new = isls & uncovered
+            if new:  # a rail's own ISLs, times the rails a pair runs on: an estimate the lazy heap corrects
+                heap.append((-len(new & priority) * 8, -len(new) * 8, i))
         heapq.heapify(heap)
         used, chosen, gained = set(), [], 0
         while heap:
-            _neg, i = heapq.heappop(heap)
+            _p, _g, i = heapq.heappop(heap)
             _isls, rail, leaf, servers = candidates[i]
-            gain, server, client = self.best_pair(rail, leaf, servers, used, uncovered)
-            if server is None:
+            gain, server, client = self.best_pair(rail, leaf, servers, used, uncovered, priority)
+            if client is None or gain[1] == 0:
                 continue
-            if heap and gain < -heap[0][0]:
-                heapq.heappush(heap, (-gain, i))
+            if heap and (-gain[0], -gain[1]) > heap[0][:2]:
+                heapq.heappush(heap, (-gain[0], -gain[1], i))
                 continue
             covered = self.pair_isls(server, client) & uncovered
             chosen.append([server, client])
@@ -195,23 +201,38 @@ class Planner(object):
         return chosen, gained
 
 
-def plan_cover(eps, compact, max_rounds=8):
-    """routes.plan_cover's result ({rounds, uncovered, coverable, covered, total, per_round}) from the compact
-    topology's own tables; ``eps``: {host: {rail: CA guid}} (fabric.rail_endpoints)."""
+def load_first_isls(tables, load_first):
+    """Both directions of the cables of the switch ports to load first ([[guid, port], ...])."""
+    out = set()
+    for guid, port in load_first or []:
+        end = (guid, int(port))
+        peer = tables.peer.get(end)
+        if peer is not None and end[0] in tables.switches and peer[0] in tables.switches:
+            out.update((end, peer))
+    return out
+
+
+def plan_cover(eps, compact, max_rounds=8, load_first=None):
+    """routes.plan_cover's result ({rounds, uncovered, coverable, covered, total, per_round, load_first}) from the
+    compact topology's own tables; ``eps``: {host: {rail: CA guid}} (fabric.rail_endpoints); ``load_first``: switch
+    ports whose cables the rounds cover before any other ISL (fabric.load_first)."""
     tables = Tables(compact)
     planner = Planner(tables, eps)
     candidates = planner.candidates()
     coverable = set()
     for isls, _rail, _leaf, _servers in candidates:
         coverable |= isls
+    priority = load_first_isls(tables, load_first) & coverable
     uncovered = set(coverable)
-    rounds, per_round = [], []
+    rounds, per_round, first = [], [], []
     while uncovered and len(rounds) < max_rounds:
-        chosen, gained = planner.one_round(candidates, uncovered)
+        before = len(priority & uncovered)
+        chosen, gained = planner.one_round(candidates, uncovered, priority)
         if not chosen:
             break
         rounds.append(chosen)
         per_round.append(gained)
+        first.append(before - len(priority & uncovered))
     return {
         "rounds": rounds,
         "uncovered": _uncovered_report(tables, tables.isls - coverable, uncovered, max_rounds),
@@ -219,6 +240,7 @@ def plan_cover(eps, compact, max_rounds=8):
         "coverable": len(coverable),
         "covered": len(coverable) - len(uncovered),
         "per_round": per_round,
+        "load_first": {"directions": len(priority), "per_round": first},
     }
 
 

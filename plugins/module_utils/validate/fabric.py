@@ -18,7 +18,9 @@ Compact shape (version 1; GUIDs "0x%016x"):
      "hosts": {host: {device: node guid}},                            # the inventory rails found
      "host_order": [host, ...],                                       # by leaf and port
      "switch_counter_violations": [{switch, port, peer, counter, counter_name, delta, msg, ...}],
-     "findings": [{check, severity, switch, port, peer, msg}]}       # the fabric checks' errors and warnings
+     "findings": [{check, severity, switch, port, peer, msg}],      # the fabric checks' errors and warnings
+     "load_first": [[switch guid, port], ...]}                        # uplinks of switches above their design
+                                                                      # ratio: cover_links loads them first
 
 On the 582-HCA, 40-switch fabric it is 189 kB of JSON where the ib_topology result is 1.2 MB; for 512 hosts x 8
 rails 2.0 MB (12.4 MB), most of it the forwarding tables (bench/bench_validate_topology.py).
@@ -114,7 +116,19 @@ def compact(result, hosts=None):
             for f in result.get("findings") or []
             if isinstance(f, dict)
         ],
+        "load_first": load_first(result),
     }
+
+
+def load_first(value):
+    """The switch ports cover_links loads first ([[guid, port], ...]): a compact topology's ``load_first``,
+    or an ib_topology result's ``oversubscription.load_first`` (the uplinks of the switches above the design)."""
+    if not isinstance(value, dict):
+        return []
+    found = value.get("load_first")
+    if found is None:
+        found = (value.get("oversubscription") or {}).get("load_first")
+    return [[normalize_guid(guid), int(port)] for guid, port in found or []]
 
 
 # what the switch-counter read after the passes (fabric_topology's counters_after) replaces in the topology

@@ -136,6 +136,10 @@ def _base(join, pair, rail, sside, cside):
         "pass": 1 if join.kind == "latency" else int(pair.get("pass") or 1),
         "round": int(pair["round"]),
         "duration_s": join.settings.get("duration"),
+        # the parameters a baseline compares like with like (report/baseline.py PARAMS)
+        "size": join.settings.get("size"),
+        "qps": join.settings.get("qps"),
+        "bidirectional": bool(join.settings.get("bidirectional")) if join.kind == "bandwidth" else None,
         # the figures are the client side's: an invalid figure counts against the host that produced it
         "measured_by": client,
     }

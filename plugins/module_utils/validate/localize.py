@@ -40,6 +40,9 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches im
 # failure kinds that say nothing about the link between the two ends
 NOT_THE_LINK = frozenset(("missing_rail", "invalid", "regression", "preflight", "unreachable", "ungated", "refused"))
 NODE_VERDICTS = ("bad_node", "intermittent", "suspect")  # most serious first
+# failures of the figures a path sets (too slow, too late): only these can be a fault above the hosts; the others
+# (could not connect, timed out, the server failed) are a host's processes, judged by the partners alone
+PATH_KINDS = frozenset(("below_threshold", "slow_vs_peers", "above_threshold"))
 SCOPES = ("leaf", "between", "spine", "spine_layer", "path", "fabric")
 PAIRS_LISTED = 20  # failing pairs a switch fault lists by name
 # without any grouping, this many failing pairs whose ends all reach line rate elsewhere (or any such pair next to a
@@ -75,6 +78,8 @@ class Plane:
         self.retests = []
         self.devices = {}
         self.roles = {}  # host -> {"server": n, "client": n} of its failed results
+        self.process = {}  # host -> partners it failed with for a reason other than the figures (PATH_KINDS)
+        self.process_pairs = set()
 
     def hosts(self):
         return set(self.ok) | set(self.bad)
@@ -91,6 +96,10 @@ class Plane:
         else:
             self.bad.setdefault(server, set()).add(client)
             self.bad.setdefault(client, set()).add(server)
+            if res.get("failure_kind") not in PATH_KINDS:
+                self.process.setdefault(server, set()).add(client)
+                self.process.setdefault(client, set()).add(server)
+                self.process_pairs.add(_pair(server, client))
             self.failed.setdefault(_pair(server, client), []).append(res)
             self.roles.setdefault(server, {"server": 0, "client": 0})["server"] += 1
             self.roles.setdefault(client, {"server": 0, "client": 0})["client"] += 1
@@ -119,7 +128,12 @@ def node_suspects(plane):
     named (the host failing with the most partners first, so both ends of a bad link are not both named)."""
     remaining = dict((h, len(p)) for h, p in plane.bad.items())
     weight = dict((h, -(r["server"] + r["client"])) for h, r in plane.roles.items())
-    heap = [(-n, weight.get(h, 0), h) for h, n in remaining.items() if n >= 2 and not plane.ok.get(h)]
+    # a host that passed a pair reached line rate: it is a node suspect only for failures of its own processes
+    heap = [
+        (-n, weight.get(h, 0), h)
+        for h, n in remaining.items()
+        if n >= 2 and (not plane.ok.get(h) or len(plane.process.get(h, ())) >= 2)
+    ]
     heapq.heapify(heap)
     nodes = set()
     while heap:
@@ -287,11 +301,13 @@ def analyse_first_pass(plane, groups=None):
     """{nodes, links, faults, good, leaf_of, source} of one plane's pass 1."""
     nodes = node_suspects(plane)
     rest = [pair for pair in plane.failed if pair[0] not in nodes and pair[1] not in nodes]
+    path = [pair for pair in rest if pair not in plane.process_pairs]
     leaf_of, source = plane_groups(plane, groups, nodes)
     if leaf_of:
-        faults, links = classify(plane, rest, leaf_of, source)
+        faults, links = classify(plane, path, leaf_of, source)
     else:
-        faults, links = [], set(rest)
+        faults, links = [], set(path)
+    links |= set(rest) - set(path)
     good = known_good(plane, nodes, links, faults)
     return {"nodes": nodes, "links": links, "faults": faults, "good": good, "leaf_of": leaf_of, "source": source}
 
@@ -514,11 +530,13 @@ def judge_plane(plane, groups=None):
             named.add(host)
     links = _remaining_links(plane, first, retest, named)
     if not first["leaf_of"]:
-        path, links = _path_faults(plane, links, named)
+        process = set(p for p in links if p in plane.process_pairs)  # a host's processes, never the fabric's
+        path, links = _path_faults(plane, links - process, named)
         faults += path
         if links and (faults or len(links) >= FABRIC_MIN_PAIRS):
             faults.append(_fabric_fault(plane, links, retest))
             links = set()
+        links |= process
     cleared = set(h for h, v in decision.items() if v == "cleared")
     link_entries = [_link_entry(_pair_results(plane, pair, retest), cleared) for pair in sorted(links)]
     return {"nodes": nodes, "links": link_entries, "faults": faults, "good": first["good"], "cleared": cleared}

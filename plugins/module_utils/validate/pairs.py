@@ -113,9 +113,9 @@ def _default_seed(hosts):
     return int(digest[:16], 16)
 
 
-def _random(hosts, rounds, seed):
+def _random_rounds(rounds):
     if rounds is None:
-        rounds = 1
+        return 1
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         try:
             rounds = int(rounds)
@@ -123,27 +123,35 @@ def _random(hosts, rounds, seed):
             raise ValueError("rounds must be a whole number >= 1 for strategy random, got %r" % (rounds,))
     if rounds < 1:
         raise ValueError("rounds must be >= 1 for strategy random, got %d" % rounds)
+    return rounds
+
+
+def _shuffled_round(rng, order, used):
+    """The matching with the fewest pairs already measured among a few reshuffles (cheap; rare for large N)."""
+    n = len(order)
+    best, best_repeats = None, None
+    for _attempt in range(8):
+        rng.shuffle(order)
+        pairs = [[order[i], order[i + 1]] for i in range(0, n - 1, 2)]
+        repeats = sum(1 for a, b in pairs if (a, b) in used or (b, a) in used)
+        if best is None or repeats < best_repeats:
+            best, best_repeats = pairs, repeats
+        if repeats == 0:
+            break
+    return best
+
+
+def _random(hosts, rounds, seed):
+    rounds = _random_rounds(rounds)
     if seed is not None and not isinstance(seed, (int, float, str)):
         raise ValueError("seed must be a number or a string, got %r" % (seed,))
     rng = random.Random(_default_seed(hosts) if seed is None else seed)
     order = list(hosts)
-    n = len(order)
     used = set()
     out = []
     for _round in range(rounds):
-        best = None
-        best_repeats = None
-        # a few reshuffles to avoid repeating a pair already measured (cheap; rare for large N)
-        for _attempt in range(8):
-            rng.shuffle(order)
-            pairs = [[order[i], order[i + 1]] for i in range(0, n - 1, 2)]
-            repeats = sum(1 for a, b in pairs if (a, b) in used or (b, a) in used)
-            if best is None or repeats < best_repeats:
-                best, best_repeats = pairs, repeats
-            if repeats == 0:
-                break
-        for a, b in best:
-            used.add((a, b))
+        best = _shuffled_round(rng, order, used)
+        used.update((a, b) for a, b in best)
         out.append(best)
     return out
 
@@ -158,13 +166,13 @@ def _halves(hosts):
     return out
 
 
-def _cross_group(hosts, groups):
+def _group_members(hosts, groups):
+    """({group: [hosts]}, groups in first-seen order); ValueError names a host without a usable group."""
     if not isinstance(groups, dict):
         raise ValueError(
             "strategy cross_group needs groups, a dict of host -> group (e.g. leaf switch), got %r" % (groups,)
         )
-    members = {}
-    order = []
+    members, order = {}, []
     for host in hosts:
         if host not in groups:
             raise ValueError("host %s is missing from groups: give every host its group (e.g. its leaf switch)" % host)
@@ -181,29 +189,33 @@ def _cross_group(hosts, groups):
             "strategy cross_group needs hosts in at least two groups, all %d hosts are in group %s: "
             "use all_pairs or fix the groups" % (len(hosts), order[0])
         )
-    # Round-robin tournament of the groups: each group-round pairs groups disjointly, every
-    # pair of groups meets exactly once; inside a meeting the smaller group's members are
-    # matched one-to-one into the larger group, the offset rotating so idle members vary.
-    # With unequal groups one sub-round per len(small) members of the larger group, so every
-    # member of the larger group meets someone (no host is left untested silently).
-    group_rounds = _all_pairs(order)
+    return members, order
+
+
+def _meeting(subrounds, a, b, index):
+    """Add one meeting of groups a and b: the smaller group's members matched one-to-one into the larger one, one
+    sub-round per len(small) members of the larger (every member meets someone), the offset rotating."""
+    small, large = (b, a) if len(a) > len(b) else (a, b)
+    needed = -(-len(large) // len(small))
+    for sub in range(needed):
+        if len(subrounds) <= sub:
+            subrounds.append([])
+        offset = (index * len(small) + sub * len(small)) % len(large)
+        for i, host in enumerate(small):
+            other = large[(i + offset) % len(large)]
+            # alternate who serves so both sides act as server and client
+            subrounds[sub].append([host, other] if (i + index + sub) % 2 == 0 else [other, host])
+
+
+def _cross_group(hosts, groups):
+    # Round-robin tournament of the groups: each group-round pairs groups disjointly, every pair of groups meets
+    # exactly once (no host is left untested silently).
+    members, order = _group_members(hosts, groups)
     out = []
-    for index, grounds in enumerate(group_rounds):
+    for index, grounds in enumerate(_all_pairs(order)):
         subrounds = []
         for ga, gb in grounds:
-            a, b = members[ga], members[gb]
-            swap = len(a) > len(b)
-            small, large = (b, a) if swap else (a, b)
-            needed = -(-len(large) // len(small))
-            for sub in range(needed):
-                if len(subrounds) <= sub:
-                    subrounds.append([])
-                offset = (index * len(small) + sub * len(small)) % len(large)
-                for i, host in enumerate(small):
-                    other = large[(i + offset) % len(large)]
-                    # alternate who serves so both sides act as server and client
-                    pair = [host, other] if (i + index + sub) % 2 == 0 else [other, host]
-                    subrounds[sub].append(pair)
+            _meeting(subrounds, members[ga], members[gb], index)
         out.extend(subrounds)
     return out
 

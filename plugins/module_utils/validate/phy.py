@@ -23,6 +23,14 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabr
 
 
 def _index(topology):
+    """(Index, {host: {device: guid}}) of a compact topology or of an ib_topology result (routes not needed)."""
+    switches = topology.get("switches") if isinstance(topology, dict) else None
+    if isinstance(switches, list) and (not switches or isinstance(switches[0], dict)) and "links" in topology:
+        hosts = {}
+        for ca in topology.get("cas") or []:
+            if ca.get("host") and ca.get("device") and not ca.get("aggregation_node"):
+                hosts.setdefault(ca["host"], {})[ca["device"]] = ca["guid"]
+        return Index(topology), hosts
     topo, _lfts, hosts = _fabric.expand(topology)
     return Index(topo), hosts
 
@@ -86,3 +94,29 @@ def switch_ports(topology, hosts=None):
 def verdict(ports, topology=None, thresholds=None, history=None, now=None):
     """phy.findings.evaluate() with the topology's names for the ends."""
     return _findings.evaluate(ports, ends(topology), thresholds, history, now)
+
+
+def annotate_links(result, phy):
+    """The serials the PHY verdict ``phy`` read, on the links of an ib_topology ``result`` (in place): each link an
+    end of which was read gets ``serials`` {end label: serial} and ``cable`` (the same text the PHY findings use).
+    Returns the number of links annotated."""
+    serials = {}
+    for port in (phy or {}).get("ports") or []:
+        if port.get("serial"):
+            kind = port.get("kind") or ("switch" if port.get("switch") and not port.get("host") else "host")
+            serials[_cables.end_key(dict(port, kind=kind))] = port["serial"]
+    index, hosts = _index(result)
+    owners = _host_of(hosts)
+    count = 0
+    for link in result.get("links") or []:
+        a, b = (link["a"]["guid"], link["a"]["port"]), (link["b"]["guid"], link["b"]["port"])
+        labels = [index.port_label(*a), index.port_label(*b)]
+        found = dict((labels[i], serials.get(_key(index, owners, *end))) for i, end in enumerate((a, b)))
+        if not any(found.values()):
+            continue
+        host_first = not index.is_switch(a[0]) or index.is_switch(b[0])
+        first, second = labels if host_first else labels[::-1]
+        link["serials"] = found
+        link["cable"] = _cables.cable_text(first, second, found)
+        count += 1
+    return count

@@ -107,7 +107,9 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
     host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic (routes.plan_cover
     scoring every host pair, or cover.plan_cover from the routes on large fabrics), then every host no such
     pair tests is paired into a round where it is free, so a pass still tests every host's own cables.
-    Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}).
+    Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls} and, when the topology names
+    switches above their design ratio (its ``load_first`` uplinks), load_first: {directions, per_round}: their
+    cables are covered before any other ISL).
     """
     if not topology:
         raise ValueError(
@@ -116,20 +118,24 @@ def cover_links_plan(hosts, rails, topology, max_rounds=8):
         )
     compact = topology if topology.get("version") == _vt.VERSION else _vt.compact(topology)
     eps = _vt.rail_endpoints(hosts, rails, compact.get("hosts") or {})
+    load_first = _vt.load_first(topology)
     if len(eps) ** 2 * max([len(r) for r in eps.values()] or [1]) <= EXHAUSTIVE_COVER_ROUTES:
         # few enough to score every host pair (routes.plan_cover: the rounds the verdict's cable naming was
         # tuned on); above, planned from the routes (cover.plan_cover: the same ISLs reachable, other rounds)
         topo, lfts, _hosts = _vt.expand(compact)
-        cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds)
+        cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds, load_first=load_first)
     else:
-        cover = _cover.plan_cover(eps, compact, max_rounds=max_rounds)
+        cover = _cover.plan_cover(eps, compact, max_rounds=max_rounds, load_first=load_first)
     rounds = fill_untested(hosts, cover["rounds"])
-    return rounds, {
+    coverage = {
         "uncovered_isls": cover["uncovered"],
         "isls": cover["total"],
         "covered_isls": cover["covered"],
         "coverable_isls": cover["coverable"],
     }
+    if cover["load_first"]["directions"]:
+        coverage["load_first"] = cover["load_first"]
+    return rounds, coverage
 
 
 def fill_untested(hosts, rounds):
@@ -354,6 +360,8 @@ def write_plan(dest, plan, hosts, rails, pass_no):
         # what cover_links claims, next to what the switches counted afterwards (report.json isl_traffic)
         doc["uncovered_isls"] = plan["coverage"]["uncovered_isls"]
         doc["isl_coverage"] = dict((k, plan["coverage"][k]) for k in ("isls", "coverable_isls", "covered_isls"))
+        if plan["coverage"].get("load_first"):
+            doc["isl_coverage"]["load_first"] = plan["coverage"]["load_first"]
     path = os.path.join(dest, "pass%d.json" % pass_no)
     write_json(path, doc)
     return path, slice_dir

@@ -300,9 +300,39 @@ def _link_of(res):
     return a + "<->" + b if a <= b else b + "<->" + a
 
 
+def _figure_ok(value):
+    return value is None or (value.__class__ is float and 0.0 <= value <= MAX_FIGURE)
+
+
+def _clean(res, values):
+    """Whether a result is already what normalising makes of it (a gated bandwidth result as the join writes it):
+    the hot path, millions of results at 1024 hosts x 8 rails, costs one expression instead of a call per key."""
+    (server, client, sdev, cdev, sport, cport, pass_no, round_no, kind, test, rail, bw, peak, threshold, duration,
+     passed, failure, failure_kind) = values  # fmt: skip
+    rate = res.get("line_rate_gbps")
+    return (
+        kind == "bandwidth" and server.__class__ is str and client.__class__ is str and server != "" and client != ""
+        and (sdev is None or sdev != "") and (cdev is None or cdev != "")
+        and (sport is None or sport.__class__ is int) and (cport is None or cport.__class__ is int)
+        and pass_no.__class__ is int and round_no.__class__ is int and test.__class__ is str and test != ""
+        and rail is not None and rail != ""
+        and _figure_ok(bw) and _figure_ok(peak) and _figure_ok(threshold) and _figure_ok(duration)
+        and (rate is None or (rate.__class__ is float and (bw is None or bw <= rate * (1.0 + LINE_RATE_MARGIN))))
+        and (
+            (passed is True and failure is None and failure_kind is None and bw is not None
+             and (threshold is None or bw >= threshold))
+            or (passed is False and failure.__class__ is str and failure != "" and failure_kind.__class__ is str
+                and failure_kind != "")
+        )
+    )  # fmt: skip
+
+
 def normalize_result(res, index):
     """Normalise one result dict in place (see normalize_results)."""
     values = _fetch(res)
+    if _clean(res, values):
+        res["link"] = _link_of(res)
+        return res
     _host_names(values[0], values[1], index)
     kind = _fill_identity(res, values, index)
     bad = _fill_figures(res, values, kind, index)

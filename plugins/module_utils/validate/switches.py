@@ -68,7 +68,8 @@ def from_topology(topology):
 def from_lldp(per_host, netdevs=None):
     """groups {host: {netdev (and its RDMA device when ``netdevs`` maps it): switch}} from each host's lldpd JSON
     (``lldpctl -f json`` / ``lldpcli -f json show neighbors``, text or decoded). ``netdevs``: {host: {device:
-    [netdev]}} as ib_facts reports them. Raises ValueError (naming the host) for output that is not lldpd's."""
+    [netdev]}}, or ib_facts' devices ({device: {netdevs: [...], ...}}). Raises ValueError (naming the host) for
+    output that is not lldpd's; an empty output (no lldpd, no neighbour) groups nothing."""
     groups = {}
     for host, output in (per_host or {}).items():
         try:
@@ -77,6 +78,8 @@ def from_lldp(per_host, netdevs=None):
             raise ValueError("lldp[%s]: %s" % (host, exc))
         device_of = {}
         for device, names in ((netdevs or {}).get(host) or {}).items():
+            if isinstance(names, dict):  # ib_facts' device entry: its netdevs
+                names = names.get("netdevs")
             for name in names or []:
                 device_of[name] = device
         for ifname, peer in neighbors.items():

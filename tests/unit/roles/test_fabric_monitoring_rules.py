@@ -44,7 +44,8 @@ def render(overrides=None):
 
 
 def _rules(text):
-    return {rule["alert"]: rule for group in yaml.safe_load(text)["groups"] for rule in group["rules"]}
+    groups = yaml.safe_load(text)["groups"]
+    return {rule["alert"]: rule for group in groups for rule in group["rules"] if "alert" in rule}
 
 
 def test_static_file_is_the_template_rendered_with_defaults():
@@ -129,7 +130,8 @@ def test_promtool_tests_cover_every_alert_firing_and_not_firing():
     firing, quiet = set(), set()
     for path in sorted((ROOT / "tests" / "promtool").glob("*_test.yml")):
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        assert doc["rule_files"] == ["../../roles/fabric_monitoring/files/prometheus/ibtune.rules.yml"], path
+        if doc["rule_files"] != ["../../roles/fabric_monitoring/files/prometheus/ibtune.rules.yml"]:
+            continue  # another rule file's tests (phy.rules.yml: tests/unit/roles/test_fabric_monitoring_phy.py)
         for test in doc["tests"]:
             for check in test.get("alert_rule_test", []):
                 assert check["alertname"] in rules, "%s tests an alert the rules do not define" % check["alertname"]

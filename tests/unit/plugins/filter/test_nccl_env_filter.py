@@ -21,3 +21,21 @@ def test_errors_are_one_sentence_filter_errors():
         PLAN({"profile": "roce", "profile_vars": {"ib": {}}})
     with pytest.raises(AnsibleFilterError, match="unknown key"):
         PLAN({"profile": "ib", "profile_vars": PROFILE_VARS, "hca": "x"})
+
+
+PROFILE = FilterModule().filters()["nccl_env_profile"]
+
+
+def test_profile_filter_is_the_one_line_the_role_uses():
+    assert PROFILE("", {"link_layer": "Ethernet"}) == "roce"
+    assert PROFILE("", {}) == "ib"
+    assert PROFILE("socket", {"link_layer": "Ethernet"}) == "socket"
+    with pytest.raises(AnsibleFilterError, match="nccl_env: ibtune_fabric.link_layer='ROCE'"):
+        PROFILE("", {"link_layer": "ROCE"})
+
+
+@pytest.mark.parametrize(("use_qos", "expected"), [(True, "106"), ("True", "106"), (False, None), ("False", None)])
+def test_the_qos_model_gives_nccl_ib_tc_only_with_use_qos(use_qos, expected):
+    model = {"mode": "roce_lossless"}
+    plan = PLAN({"profile": "roce", "profile_vars": PROFILE_VARS, "qos_model": model, "use_qos": use_qos})
+    assert plan["env"].get("NCCL_IB_TC") == expected

@@ -20,5 +20,19 @@ def test_misspelled_threshold_fails_naming_the_counter_and_the_name_meant(tmp_pa
 def test_known_and_present_counter_names_pass(tmp_path):
     root = _tree(tmp_path)
     # port_xmit_wait: a kernel counter; out_of_sequence: an mlx5 hw_counter, known without reading hw_counters.
-    result = run_module(ib_counters, {"sysfs_root": root, "thresholds": {"port_xmit_wait": 10, "out_of_sequence": 0}})
+    args = {"sysfs_root": root, "thresholds": {"port_xmit_wait": 10, "out_of_sequence": 0}, "devices": ["mlx5_0"]}
+    result = run_module(ib_counters, args)
     assert not result.failed, result["msg"]
+
+
+def test_a_saturated_gated_counter_fails_the_port_with_the_fix(tmp_path):
+    # the fixture's mlx5_3 has symbol_error at 65535 and local_link_integrity_errors at 15: no increase can show
+    result = run_module(ib_counters, {"sysfs_root": _tree(tmp_path)})
+    assert result.failed
+    assert result["msg"].startswith("Gated counters saturated: mlx5_3 port 1 local_link_integrity_errors = 15 (4 bits)")
+    assert result["msg"].endswith("reset them (perfquery -R) or read the extended counters (perfquery -x).")
+    assert all(s["gated"] for s in result["saturated"])
+    # a threshold below 0 turns the gate (and so the failure) off for that counter
+    off = {"symbol_error": -1, "local_link_integrity_errors": -1}
+    result = run_module(ib_counters, {"sysfs_root": _tree(tmp_path), "thresholds": off})
+    assert not result.failed and not any(s["gated"] for s in result["saturated"])

@@ -109,3 +109,29 @@ def test_data_counters_prove_isl_traffic_from_saved_outputs(tmp_path):
     assert not after.failed, after["msg"]
     assert after["isl_traffic"]["carried"] == 2 and after["isl_traffic"]["total"] == 16
     assert after["isl_traffic"]["min_octets"] == 1 << 29
+
+
+def test_the_design_ratio_and_a_dragonfly_from_saved_outputs():
+    lab = {"path": str(TOPO / "lab-subnet.ibnetdiscover"), "linkinfo": False, "fail_on_findings": True}
+    # the subnet scenario's 3 hosts on 2 uplinks per leaf: 1.5:1, an error at the default 1:1
+    result = run_module(ib_topology, lab)
+    assert result.failed and result["summary"]["oversubscribed"] == 4
+    assert result["msg"].startswith("4 fabric finding(s), 4 error(s): lab-leaf1 (leaf, rail group mlx5_0) is ")
+    result = run_module(ib_topology, dict(lab, max_oversubscription=1.5))
+    assert not result.failed and result["summary"]["max_leaf_oversubscription"] == 1.5
+    fly = run_module(ib_topology, {"path": str(TOPO / "dragonfly-unlinked.ibnetdiscover"), "linkinfo": False})
+    assert fly["dragonfly"]["global_links"] == 5 and fly["summary"]["dragonfly_groups"] == 3
+    assert [f["check"] for f in fly["findings"]] == ["oversubscription", "oversubscription", "dragonfly_global"]
+    only = run_module(
+        ib_topology,
+        {"path": str(TOPO / "dragonfly-unlinked.ibnetdiscover"), "linkinfo": False, "checks": ["dragonfly_global"]},
+    )
+    assert [f["check"] for f in only["findings"]] == ["dragonfly_global"]
+
+
+def test_a_design_ratio_that_is_not_positive_is_one_sentence():
+    result = run_module(ib_topology, {"path": str(TOPO / "lab-subnet.ibnetdiscover"), "max_oversubscription": 0})
+    assert result.failed and result["msg"] == (
+        "max_oversubscription must be a ratio above 0 (1.0 = non-blocking, 2.0 = 2:1 by design), got 0.0: set "
+        "fabric_topology_max_oversubscription to the fabric's design"
+    )

@@ -82,9 +82,36 @@ def test_threshold_allows_increase_and_negative_disables(tree):
 
 def test_saturated_counters_listed(tree):
     sat = counters.saturated(counters.snapshot(tree))
-    assert {"device": "mlx5_3", "port": 1, "counter": "local_link_integrity_errors", "value": 15, "width": 4} in sat
-    assert {"device": "mlx5_3", "port": 1, "counter": "symbol_error", "value": 65535, "width": 16} in sat
+    assert {"device": "mlx5_3", "port": 1, "counter": "local_link_integrity_errors", "value": 15, "width": 4,
+            "source": "sysfs", "gated": True} in sat  # fmt: skip
+    assert {"device": "mlx5_3", "port": 1, "counter": "symbol_error", "value": 65535, "width": 16,
+            "source": "sysfs", "gated": True} in sat  # fmt: skip
     assert all(s["device"] == "mlx5_3" for s in sat)
+
+
+def test_saturation_is_gated_only_where_an_increase_fails_the_port():
+    snap = {"mlx5_0:1": {"symbol_error": 65535, "port_xmit_wait": 4294967295, "link_downed": 255}}
+    gated = dict((s["counter"], s["gated"]) for s in counters.saturated(snap))
+    assert gated == {"symbol_error": True, "link_downed": True, "port_xmit_wait": False}
+    gated = dict(
+        (s["counter"], s["gated"]) for s in counters.saturated(snap, {"port_xmit_wait": 1000, "link_downed": -1})
+    )
+    assert gated == {"symbol_error": True, "link_downed": False, "port_xmit_wait": True}
+    text = counters.describe_saturated([s for s in counters.saturated(snap) if s["gated"]], host="gpu07")
+    assert text.startswith("Gated counters saturated: gpu07 mlx5_0 port 1 link_downed = 255 (8 bits); ")
+    assert text.endswith("reset them (perfquery -R) or read the extended counters (perfquery -x).")
+
+
+def test_widths_come_from_one_table_per_source():
+    assert counters.width("port_xmit_wait", "sysfs") == counters.width("port_xmit_wait", "pma") == 32
+    assert counters.width("port_xmit_wait", "pma_ext") == 64 and counters.width("symbol_error", "pma_ext") == 64
+    assert counters.width("symbol_error", "sysfs") == 16 and counters.width("port_xmit_data", "sysfs") is None
+    # a 64-bit PortXmitWait read with perfquery -x is not "saturated at 32 bits"
+    snap = {"0x1:1": {"port_xmit_wait": 4294967295}}
+    assert counters.saturated(snap, source="pma_ext") == []
+    assert [s["width"] for s in counters.saturated(snap, source="pma")] == [32]
+    with pytest.raises(ValueError, match="counter source must be one of sysfs, pma, pma_ext"):
+        counters.width("symbol_error", "snmp")
 
 
 def test_driver_without_counters_dir(tmp_path):
@@ -154,4 +181,5 @@ def test_port_xmit_wait_is_32_bit_and_saturates(tmp_path):
         str(tmp_path), {"devices": {"mlx5_0": {"ports": {1: {"counters": {"port_xmit_wait": 4294967295}}}}}}
     )
     sat = counters.saturated(counters.snapshot(root))
-    assert {"device": "mlx5_0", "port": 1, "counter": "port_xmit_wait", "value": 4294967295, "width": 32} in sat
+    assert {"device": "mlx5_0", "port": 1, "counter": "port_xmit_wait", "value": 4294967295, "width": 32,
+            "source": "sysfs", "gated": False} in sat  # fmt: skip

@@ -142,7 +142,7 @@ def fig(lanes, gbps=100.0, source="time_since_clear"):
 
 
 def test_a_lane_far_above_the_fabrics_median_is_an_outlier():
-    healthy = [fig([2e-10, 6e-10, 3e-10, 4e-10]) for _ in range(7)]
+    healthy = [fig([2e-10, 6e-10, 3e-10, 4e-10]) for _host in range(7)]
     sick = fig([2e-10, 6e-10, 2e-7, 4e-10])
     found = gates.raw_ber_outliers(healthy + [sick], CFG)
     assert list(found) == [7]

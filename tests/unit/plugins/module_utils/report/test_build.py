@@ -293,7 +293,9 @@ def failed_report():
         {"host": "node4", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "before": 10, "after": 15,
          "delta": 5, "allowed": 0, "category": "physical"},
     ]  # fmt: skip
-    saturated = [{"host": "node7", "device": "mlx5_0", "port": 1, "counter": "link_downed", "value": 255, "width": 8}]
+    saturated = [
+        {"host": "node7", "device": "mlx5_0", "port": 1, "counter": "port_xmit_wait", "value": 4294967295, "width": 32}
+    ]
     base = baseline_with("node1/mlx5_0<->node5/mlx5_0", [395.0, 396.0, 394.0])
     return R.build_report(results, violations, saturated, base, 0.001, run_id="run-42", now=NOW)
 
@@ -322,7 +324,7 @@ def test_junit(failed_report):
     counters = dict((c.get("name"), c) for c in suites["counters"].findall("testcase"))
     assert len(counters) == 8
     assert counters["node4 counters"].find("failure").get("message") == "node4 mlx5_0 port 1 symbol_error +5"
-    assert "saturated at 255" in counters["node7 counters"].find("skipped").get("message")
+    assert "saturated at 4294967295" in counters["node7 counters"].find("skipped").get("message")
     assert counters["node1 counters"].find("failure") is None
     # suite hosts: one testcase per host; node4 (bad node), node2/node3 (bad link), node1/node5 (regression)
     hosts = dict((c.get("name"), c) for c in suites["hosts"].findall("testcase"))
@@ -442,7 +444,28 @@ def test_markdown(failed_report):
     assert len(table) == len(failed_report["failed_pairs"]) == 10
     assert "| node4 | mlx5_0 | 1 | symbol_error | physical | 10 | 15 | 5 | 0 |" in lines
     assert "## Regressions against the baseline" in lines
-    assert any("node7 mlx5_0 port 1 link_downed = 255 (8-bit)" in line for line in lines)
+    assert "- node7 mlx5_0 port 1 port_xmit_wait saturated at 4294967295 (32 bits): cannot show increases, clear it " \
+        "(perfquery -R) to watch it again" in lines  # fmt: skip
+
+
+def test_a_saturated_gated_counter_fails_the_port_with_the_fix():
+    hosts = ["node%d" % i for i in range(1, 5)]
+    stuck = [{"host": "node3", "device": "mlx5_0", "port": 1, "counter": "symbol_error", "value": 65535, "width": 16},
+             {"host": "node2", "device": "mlx5_0", "port": 1, "counter": "link_downed", "value": 255, "width": 8,
+              "gated": True}]  # fmt: skip
+    rep = R.build_report(simulate(hosts), saturated=stuck, now=NOW)
+    assert not rep["passed"] and rep["failed_pairs"] == []
+    assert [(h["host"], h["failure_kind"], h["culprit"]) for h in rep["failed_hosts"]] == [
+        ("node2", "saturated", True), ("node3", "saturated", True)
+    ]  # fmt: skip
+    assert rep["message"] == (
+        "Fabric validation failed: node2 mlx5_0 port 1 link_downed saturated at 255 (8 bits): it cannot show new "
+        "errors, so the port cannot pass; reset it (perfquery -R) or read the extended counters (perfquery -x); "
+        "node3 mlx5_0 port 1 symbol_error saturated at 65535 (16 bits): it cannot show new errors, so the port "
+        "cannot pass; reset it (perfquery -R) or read the extended counters (perfquery -x)"
+    )
+    counters = dict((c.get("name"), c) for c in ET.fromstring(RR.to_junit(rep)).iter("testcase"))
+    assert counters["node3 counters"].find("failure").get("type") == "saturated"
 
 
 def test_json_round_trip(failed_report):

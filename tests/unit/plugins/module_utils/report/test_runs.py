@@ -67,6 +67,7 @@ def test_the_verdict_of_a_measured_run_is_the_reports():
         "passed": False,
         "msg": "Fabric validation failed: node n3 (2 of 3 pairs).",
         "hosts": {"n3": "bad link mlx5_0; symbol errors"},
+        "measured": True,
     }
 
 
@@ -84,4 +85,5 @@ def test_without_a_report_preflight_judges_and_says_why():
         "passed": True,
         "msg": "PASSED (one host: per-node checks only, no pair to test): 1 host(s) passed preflight",
         "hosts": {},
+        "measured": False,
     }

@@ -43,6 +43,7 @@ def node(tmp_path):
         "gpudirect_module": "nvidia_peermem",
         "nccl_conf": str(tmp_path / "nccl.conf"),
         "node_name": "ibt-slurm-n2",
+        "fleet_max_drain_fraction": 1.0,  # the fake slurmctld below knows this node only
     }
     path = tmp_path / "node-health.json"
     path.write_text(json.dumps(config))
@@ -58,9 +59,9 @@ def _set(path, value):
         handle.write(value)
 
 
-def _main(args, run=None):
+def _main(args, run=None, now=None):
     out = io.StringIO()
-    rc = node_health.main(args, run=run, stdout=out)
+    rc = node_health.main(args, run=run, stdout=out, now=now)
     return rc, out.getvalue()
 
 
@@ -191,7 +192,7 @@ def test_drain_own_node_with_our_reason(node):
     scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))  # IDLE, not held
     rc, out = _main(["--config", node["path"], "--drain"], run=scontrol)
     assert rc == 1 and out.endswith("; drained ibt-slurm-n2\n")
-    update = scontrol.calls[-1]
+    update = [c for c in scontrol.calls if c[1] == "update"][-1]
     assert update[:4] == ["/usr/bin/scontrol", "update", "NodeName=ibt-slurm-n2", "State=DRAIN"]
     assert update[4].startswith("Reason=ibtune: node-health: mlx5_1 port 1 is DOWN/LinkUp, expected ACTIVE/LinkUp 20")
 
@@ -204,7 +205,8 @@ def test_config_drain_for_health_check_program_and_no_drain_override(node):
     rc, out = _main(["--config", node["path"], "--no-drain"], run=scontrol)
     assert rc == 1 and scontrol.calls == [] and "drained" not in out
     rc, out = _main(["--config", node["path"]], run=scontrol)
-    assert rc == 1 and out.endswith("; drained ibt-slurm-n2\n") and scontrol.calls[-1][3] == "State=DRAIN"
+    assert rc == 1 and out.endswith("; drained ibt-slurm-n2\n")
+    assert [c[3] for c in scontrol.calls if c[1] == "update"] == ["State=DRAIN"]
 
 
 def test_drain_leaves_a_node_slurm_already_holds(node):
@@ -249,3 +251,160 @@ def test_the_role_installs_every_module_the_check_imports():
         assert "import ansible" not in text.replace("import ansible_collections", "")
     assert {n.split("/")[0] for n in needed} <= set(role_vars["__node_health_subpackages"])
     assert needed <= set(listed), "add %s to __node_health_modules" % sorted(needed - set(listed))
+
+
+# --- a fleet-wide quirk must not drain the fleet ------------------------------------------------------------
+
+
+def _fleet_text(count, held=(), me="ibt-slurm-n2"):
+    """`scontrol show node --oneliner` of ``count`` nodes (the fixture's idle line as the template, ``me`` among
+    them), those in ``held`` {name: (reason, time)} drained."""
+    line = _line("show-node-not-responding.txt", "ibt-slurm-n2").strip()
+    head = line.split(" Reason=")[0]
+    out = []
+    for i in range(count):
+        name = me if i == 0 else "gpu%03d" % i
+        text = head.replace("ibt-slurm-n2", name)
+        if name in dict(held):
+            reason, when = dict(held)[name]
+            text = text.replace("State=IDLE+NOT_RESPONDING ", "State=IDLE+DRAIN ") + " Reason=%s [root@%s]" % (
+                reason,
+                when,
+            )
+        out.append(text)
+    return "\n".join(out) + "\n"
+
+
+def _config(node, **extra):
+    with open(node["path"], "w") as handle:
+        json.dump(dict(node["config"], **extra), handle)
+
+
+def test_past_the_fleet_limit_the_check_refuses_to_drain_and_says_so(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    _config(node, fleet_max_drain_fraction=0.1)
+    held = dict(("gpu%03d" % i, ("ibtune: node-health: mlx5_0 port 1 is DOWN 2026-12-01", "2026-12-01T07:00:0%d" % i))
+                for i in range(1, 11))  # fmt: skip
+    scontrol = Scontrol(_fleet_text(100, held))
+    rc, out = _main(["--config", node["path"], "--drain"], run=scontrol)
+    assert rc == 1 and out.endswith(
+        "; not drained: 10 of 100 nodes already carry ibtune reasons, the fleet limit is 10 "
+        "(fleet_max_drain_fraction 0.1)\n"
+    )
+    assert [c[1] for c in scontrol.calls] == ["show"]
+    # below the limit it drains (9 held + itself = 10)
+    del held["gpu010"]
+    scontrol = Scontrol(_fleet_text(100, held))
+    rc, out = _main(["--config", node["path"], "--drain"], run=scontrol)
+    assert out.endswith("; drained ibt-slurm-n2\n") and scontrol.calls[1][3] == "State=DRAIN"
+
+
+def test_a_node_that_raced_past_the_limit_resumes_itself(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    _config(node, fleet_max_drain_fraction=0.1)
+    before = _fleet_text(10)  # nobody held: the limit 1 allows this drain
+    racing = {"gpu004": ("ibtune: node-health: mlx5_0 port 1 is DOWN", "2026-12-01T07:00:00"),
+              "ibt-slurm-n2": ("ibtune: node-health: mlx5_1 port 1 is DOWN", "2026-12-01T07:00:01")}  # fmt: skip
+    after = _fleet_text(10, racing)  # another node drained at the same moment, a second earlier
+
+    class Racing(Scontrol):
+        def __call__(self, argv):
+            self.calls.append(argv)
+            return (0, before if len(self.calls) == 1 else after) if argv[1] == "show" else (0, "")
+
+    scontrol = Racing("")
+    rc, out = _main(["--config", node["path"], "--drain"], run=scontrol)
+    assert out.endswith("; drained and resumed ibt-slurm-n2: other nodes reached the fleet limit at the same moment\n")
+    assert [c[3] if c[1] == "update" else "show" for c in scontrol.calls] == [
+        "show", "State=DRAIN", "show", "State=RESUME"
+    ]  # fmt: skip
+
+
+def test_a_transient_state_drains_only_when_it_lasts(node, tmp_path):
+    # a driver reload: the RDMA class is gone for a moment
+    import shutil
+
+    shutil.rmtree(os.path.join(node["root"], "class", "infiniband"))
+    scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))
+    outs = [_main(["--config", node["path"], "--drain"], run=scontrol, now=1000.0 + i)[1] for i in range(3)]
+    assert outs[0].startswith("no RDMA device at all (")
+    assert outs[0].endswith("; not drained yet: a transient state, 1 of 3 checks in a row (or 300s)\n")
+    assert "2 of 3 checks" in outs[1] and outs[2].endswith("; drained ibt-slurm-n2\n")
+    assert [c[3] for c in scontrol.calls if c[1] == "update"] == ["State=DRAIN"]
+
+
+def test_a_transient_state_older_than_the_grace_period_drains(node):
+    _set(_attr(node["root"], "mlx5_0", "ports/1/rate"), "")  # an empty rate file
+    _config(node, consecutive=100, grace_s=60)
+    scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))
+    first = _main(["--config", node["path"], "--drain"], run=scontrol, now=1000.0)[1]
+    assert first.startswith("mlx5_0 port 1 rate is unreadable (an empty or missing rate file)")
+    assert "not drained yet" in first
+    later = _main(["--config", node["path"], "--drain"], run=scontrol, now=1061.0)[1]
+    assert later.endswith("; drained ibt-slurm-n2\n")
+
+
+def test_the_maintenance_flag_pauses_the_check_and_a_stale_one_does_not(node):
+    flag = node["tmp"] / "ibtune-maintenance"
+    flag.write_text("rdma_stack: restarting openibd\n")
+    _config(node, maintenance_flag=str(flag))
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    scontrol = Scontrol("")
+    rc, out = _main(["--config", node["path"], "--drain"], run=scontrol, now=os.path.getmtime(str(flag)) + 5)
+    assert (rc, scontrol.calls) == (0, [])
+    assert (
+        out
+        == "OK: maintenance in progress (%s for 5s: rdma_stack: restarting openibd): not checked, not drained\n" % flag
+    )
+    rc, out = _main(["--config", node["path"], "--no-drain"], now=os.path.getmtime(str(flag)) + 7201)
+    assert rc == 1 and out.startswith("mlx5_1 port 1 is DOWN")
+
+
+def test_a_saturated_gated_counter_is_a_problem(node):
+    _set(_attr(node["root"], "mlx5_0", "ports/1/counters/symbol_error"), "65535")
+    rc, out = _main(["--config", node["path"]])
+    assert rc == 1 and out.startswith(
+        "mlx5_0 port 1 symbol_error saturated at 65535 (16 bits): reset it (perfquery -R) or read the extended counters"
+    )
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", "{not json", '{"mlx5_0:1": {"symbol_error": "many"}}'])
+def test_a_corrupt_state_file_is_rebuilt_with_a_warning(node, content):
+    state = node["tmp"] / "state"
+    state.mkdir()
+    (state / "counters.json").write_text(content)
+    rc, out = _main(["--config", node["path"]])
+    assert rc == 0 and out.startswith("OK [warning: state file %s was corrupt (" % (state / "counters.json"))
+    assert out.endswith("): rebuilt]\n")
+    assert _main(["--config", node["path"]]) == (0, "OK\n")  # the next check reads the rebuilt file
+
+
+def test_a_healthy_check_resumes_only_its_own_drain(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    scontrol = Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2"))
+    assert _main(["--config", node["path"], "--drain"], run=scontrol)[1].endswith("; drained ibt-slurm-n2\n")
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "4: ACTIVE")
+    held = _fleet_text(
+        1, {"ibt-slurm-n2": ("ibtune: node-health: mlx5_1 port 1 is DOWN 2026-12-01", "2026-12-01T07:00:00")}
+    )
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (
+        0, "OK; resumed ibt-slurm-n2 (its health-check drain: healthy again)\n"
+    )  # fmt: skip
+    assert [c[-1] if c[1] == "update" else "show" for c in scontrol.calls] == ["show", "State=RESUME"]
+    # once resumed, a healthy node asks slurmctld nothing again
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (0, "OK\n") and scontrol.calls == []
+
+
+def test_a_healthy_check_never_resumes_another_sources_drain(node):
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "1: DOWN")
+    _main(["--config", node["path"], "--drain"], run=Scontrol(_line("show-node-not-responding.txt", "ibt-slurm-n2")))
+    _set(_attr(node["root"], "mlx5_1", "ports/1/state"), "4: ACTIVE")
+    # since then a validation drained it again with its own reason: the health check leaves it
+    held = _fleet_text(
+        1, {"ibt-slurm-n2": ("ibtune: bad link mlx5_1 (183.0 Gb/s < 360.0 Gb/s)", "2026-12-01T08:00:00")}
+    )
+    scontrol = Scontrol(held)
+    assert _main(["--config", node["path"], "--drain"], run=scontrol) == (0, "OK\n")
+    assert [c[1] for c in scontrol.calls] == ["show"]

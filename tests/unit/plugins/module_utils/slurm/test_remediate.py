@@ -274,3 +274,77 @@ def test_render_topology_tree():
 def test_render_topology_rejects(leaves, message):
     with pytest.raises(ValueError, match=message):
         slurm.render_topology(leaves)
+
+
+# --- the fleet across runs and sources ---------------------------------------------------------
+
+
+def _fleet(count, held=()):
+    """`scontrol show node --oneliner` of ``count`` idle nodes (the fixture's n1 line as the template), the ones
+    in ``held`` {name: reason} drained with that reason."""
+    line = (SLURM / "show-node-ours-drained.txt").read_text().splitlines()[1]  # n2: an admin drain
+    out = []
+    for i in range(1, count + 1):
+        name = "gpu%03d" % i
+        text = line.replace("ibt-slurm-n2", name)
+        reason = dict(held).get(name)
+        head, _sep, _old = text.partition(" Reason=")
+        if reason is None:
+            head = head.replace("State=IDLE+DRAIN", "State=IDLE")
+            out.append(head)
+        else:
+            out.append("%s Reason=%s [root@2026-12-01T07:42:25]" % (head, reason))
+    return slurm.parse_show_node("\n".join(out))
+
+
+def test_the_guard_counts_every_node_already_held_with_our_reasons_across_runs():
+    # five runs at 10% must not drain 50 of 100 nodes: the second finds the first's ten held and is refused
+    verdict = _verdict(dict(("gpu%03d" % i, "bad node") for i in range(1, 11)))
+    first = slurm.plan(_fleet(100), verdict, TODAY, max_drain_fraction=0.1)
+    assert first["refused"] is None and len(first["actions"]) == 10
+    held = dict(("gpu%03d" % i, "ibtune: bad node 2026-11-30") for i in range(1, 11))
+    verdict = _verdict(dict(("gpu%03d" % i, "bad node") for i in range(11, 21)))
+    second = slurm.plan(_fleet(100, held), verdict, TODAY, max_drain_fraction=0.1)
+    assert second["actions"] == [] and second["held_by_us"] == sorted(held)
+    assert second["refused"].startswith(
+        "Refusing to drain 10 of 100 nodes in the cluster (gpu011, gpu012, gpu013, gpu014, gpu015, gpu016, gpu017, "
+        "gpu018, gpu019, gpu020) on top of the 10 already held with ibtune reasons (gpu001, "
+    )
+    # health-check drains count too (one fleet, one limit)
+    held = dict(("gpu%03d" % i, "ibtune: node-health: mlx5_0 port 1 is DOWN 2026-12-01") for i in range(1, 10))
+    third = slurm.plan(_fleet(100, held), _verdict({"gpu050": "bad node"}), TODAY, max_drain_fraction=0.1)
+    assert third["refused"] is None  # 9 + 1 = 10, the limit
+    fourth = slurm.plan(_fleet(100, held), _verdict({"gpu050": "x", "gpu051": "y"}), TODAY, max_drain_fraction=0.1)
+    assert fourth["refused"] is not None
+
+
+def test_a_validation_resume_leaves_a_health_check_drain_alone():
+    held = {"gpu001": "ibtune: bad link mlx5_1 2026-11-30", "gpu002": "ibtune: node-health: mlx5_0 port 1 is DOWN"}
+    result = slurm.plan(_fleet(4, held), _verdict(passed=["gpu001", "gpu002"]), TODAY, resume=True)
+    assert [(a["node"], a["action"]) for a in result["actions"]] == [("gpu001", "resume")]
+    why = dict((u["host"], u["why"]) for u in result["untouched"])["gpu002"]
+    assert why.startswith("passes, but IDLE+DRAIN for a reason that is the node health check's (ibtune: node-health:")
+    assert slurm.reason_source("ibtune: node-health: x") == "health"
+    assert slurm.reason_source("ibtune: bad node gpu1") == "validation"
+    assert slurm.reason_source("NHC: x") is None
+
+
+def test_a_failed_host_the_verdict_does_not_blame_is_neither_drained_nor_resumed():
+    report = {
+        "failed_hosts": [
+            {"host": "gpu001", "failure_kind": "bad_node", "reason": "bad node gpu001", "culprit": True},
+            {
+                "host": "gpu002",
+                "failure_kind": "untested",
+                "reason": "rail mlx5_1:1 was never measured",
+                "culprit": False,
+            },
+        ],
+        "passed_hosts": ["gpu003", "gpu004"],
+        "switch_faults": [{"scope": "leaf", "switches": ["leaf2"], "hosts": ["gpu003", "gpu004"]}],
+    }
+    verdict = slurm.verdict_from_report(report)
+    assert verdict["failed"] == {"gpu001": "bad node gpu001"} and verdict["passed"] == ["gpu003", "gpu004"]
+    held = {"gpu002": "ibtune: bad node 2026-11-30"}
+    result = slurm.plan(_fleet(10, held), verdict, TODAY, resume=True, max_drain_fraction=0.5)
+    assert [(a["node"], a["action"]) for a in result["actions"]] == [("gpu001", "drain")]  # gpu002 stays drained

@@ -104,3 +104,16 @@ def test_ufm_evidence():
         "systemd knows ufm-enterprise.service",
         "OpenSM runs from UFM (/opt/ufm/opensm/sbin/opensm)",
     ]
+
+
+def test_unknown_keys_against_the_real_create_config_file():
+    text = CREATED
+    model_keys = ["qos", "qos_policy_file", "qos_max_vls", "qos_high_limit", "qos_vlarb_high", "qos_sl2vl", "qos_sl2vl"]
+    # OpenSM 3.3.23 knows every QoS key the role sets (and routing_engine); a typo or a key of another version not
+    assert opensm.unknown_keys(text, model_keys, {"routing_engine": "ftree"}) == []
+    assert opensm.unknown_keys(text, model_keys + ["qos_sl2vll"], {"routing_engin": "ftree", "qos_max_vls": 8}) == [
+        "qos_sl2vll",
+        "routing_engin",
+    ]
+    # commented keys are not known keys
+    assert opensm.unknown_keys("# qos_sl2vl 0,1\nqos FALSE\n", ["qos", "qos_sl2vl"]) == ["qos_sl2vl"]

@@ -69,9 +69,15 @@ def _disjoint(rounds):
     return True
 
 
+@functools.cache
+def _sim_plan():
+    topo, lfts = _sim()
+    return R.plan_cover(None, lfts, topo, max_rounds=8)
+
+
 def test_cover_links_on_the_582_hca_fabric():
     topo, lfts = _sim()
-    plan = R.plan_cover(None, lfts, topo, max_rounds=8)
+    plan = _sim_plan()
     isl_cables = len([lk for lk in topo["links"] if lk["kind"] == "isl"])
     assert plan["total"] == 2 * isl_cables
     assert plan["covered"] == plan["coverable"] == plan["total"]
@@ -309,3 +315,37 @@ def test_paths_for_report_results_name_the_cable():
     (one,) = [p for group in R.paths_for_results([lat], lfts, topo, hosts) for p in group]
     bw = [p for group in R.paths_for_results([results[0]], lfts, topo, hosts) for p in group][0]
     assert len(one["path"]) == 2 * len(bw["path"])
+
+
+def _covered_per_round(plan, topo, lfts, wanted):
+    """How many of ``wanted`` directed ISLs each round covers first, followed through the LFTs again."""
+    router = R.Router(topo, lfts)
+    seen, out = set(), []
+    for pairs in plan["rounds"]:
+        now = set()
+        for server, client in pairs:
+            now |= {(h[0], h[1]) for h in R.pair_hops(router, plan["endpoints"], server, client) or []}
+        out.append(len((now - seen) & wanted))
+        seen |= now
+    return out
+
+
+def test_cover_links_loads_an_oversubscribed_fabrics_uplinks_first():
+    from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
+
+    topo, lfts = _sim()
+    # the simulated subnet has the corpus dump's cabling: 12 leaves above 1:1, 193 uplink ports
+    load_first = analyse((TOPO / "ndr582-sim.ibnetdiscover").read_text())["oversubscription"]["load_first"]
+    wanted = R.load_first_isls(topo, load_first)
+    assert (len(load_first), len(wanted)) == (193, 386)
+    first = R.plan_cover(None, lfts, topo, max_rounds=8, load_first=load_first)
+    plain = _sim_plan()
+    assert first["covered"] == plain["covered"] == plain["total"] and _disjoint(first["rounds"])
+    # the plan's own count agrees with the routes followed again
+    assert first["load_first"]["per_round"] == _covered_per_round(first, topo, lfts, wanted)
+    assert sum(first["load_first"]["per_round"]) == first["load_first"]["directions"] == 386
+    # the uplinks come first: at every round at least as many of them covered as without, more by round 2
+    with_first, without = first["load_first"]["per_round"], _covered_per_round(plain, topo, lfts, wanted)
+    cumulative = [(sum(with_first[: n + 1]), sum(without[: n + 1])) for n in range(len(with_first))]
+    assert all(a >= b for a, b in cumulative) and cumulative[1][0] > cumulative[1][1]
+    assert plain["load_first"] == {"directions": 0, "per_round": [0] * len(plain["rounds"])}

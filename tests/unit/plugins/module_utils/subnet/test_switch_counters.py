@@ -1,6 +1,8 @@
 """Switch-port counters from real perfquery / ibqueryerrors output (corpus, and the simulated subnet
 after ibsim's PerformanceSet raised counters): host counter rules, findings naming switch, port, peer."""
 
+import pytest
+
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import switch_counters as S
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.parsers import parse_ibnetdiscover
@@ -159,3 +161,71 @@ def test_switch_error_counter_after_the_console_raised_it():
     )
     (found,) = S.switch_violations({}, snap, topo)
     assert found["msg"] == "lab-leaf2 port 1 <-> ibt-lab-node4 mlx5_0: SymbolErrorCounter +12"
+
+
+def test_a_64_bit_port_xmit_wait_from_perfquery_x_is_not_saturated_at_32_bits():
+    # the corpus' perfquery -x block, its PortXmitWait raised to the 32-bit maximum: a PortCountersExtended
+    # reading is 64-bit, so it is not stuck; the same value read from PortCounters is
+    text = read_corpus("perfquery__x-extended-2ports-clean.txt").replace("22730501", "4294967295")
+    blocks = S.parse_perfquery(text)
+    topo = {"switches": [{"guid": "0x7cfe9003009ce5b0", "lid": 1719, "name": "sw", "num_ports": 36}], "cas": [],
+            "links": []}  # fmt: skip
+    snap = S.snapshot_from_perfquery(blocks, topo)
+    assert snap["0x7cfe9003009ce5b0:1"]["port_xmit_wait"] == 4294967295
+    sources = S.perfquery_sources(blocks, topo)
+    assert sources["0x7cfe9003009ce5b0:1"]["port_xmit_wait"] == "pma_ext"
+    assert S.switch_saturated(snap, topo, sources) == []
+    [pinned] = S.switch_saturated(snap, topo)  # without the source: read as PortCounters
+    assert (pinned["counter"], pinned["width"], pinned["source"], pinned["gated"]) == (
+        "port_xmit_wait",
+        32,
+        "pma",
+        False,
+    )
+
+
+def test_ibqueryerrors_extended_values_are_64_bit_and_saturation_is_gated_by_class():
+    text = read_corpus(corpus_files("ibqueryerrors__")[0].name)
+    parsed = S.parse_ibqueryerrors(text)
+    # the corpus switch has no AdditionalPortCounters: its values carry no suffix, PortCounters widths
+    assert set(v for n in parsed["nodes"] for p in n["sources"].values() for v in p.values()) == {"pma"}
+    pinned = S.switch_saturated(S.snapshot_from_ibqueryerrors(parsed), {"switches": [], "cas": [], "links": []},
+                                S.ibqueryerrors_sources(parsed))  # fmt: skip
+    gated = set((p["counter"], p["gated"]) for p in pinned)
+    assert ("symbol_error", True) in gated and ("port_xmit_wait", False) in gated
+    # an extended reading ("== 65535 (65.535K)") of a 64-bit counter is not stuck at 65535
+    ext = 'Errors for 0x2c903006e29b0 "sw"\n   GUID 0x2c903006e29b0 port 5: [SymbolErrorCounter == 65535 (65.535K)]\n'
+    parsed = S.parse_ibqueryerrors(ext)
+    assert parsed["nodes"][0]["sources"][5] == {"symbol_error": "pma_ext"}
+    snap = S.snapshot_from_ibqueryerrors(parsed)
+    assert S.switch_saturated(snap, {"switches": [], "cas": [], "links": []}, S.ibqueryerrors_sources(parsed)) == []
+
+
+def test_every_ibqueryerrors_layout_is_parsed_or_refused():
+    text = read_corpus(corpus_files("ibqueryerrors__")[0].name)
+    expected = S.parse_ibqueryerrors(text)
+    # the same output with its line breaks lost (a wrapper joined stdout_lines with spaces): the same reading
+    assert S.parse_ibqueryerrors(" ".join(text.splitlines())) == expected
+    # with -r, each port line is followed by its link info: ignored
+    with_links = text.replace(
+        "port 5: [SymbolErrorCounter == 65535]",
+        "port 5: [SymbolErrorCounter == 65535]\n       Link info:     12    5[  ] ==( 4X 14.0625 Gbps Active/"
+        "  LinkUp)==>",
+    )
+    assert S.parse_ibqueryerrors(with_links)["nodes"][2]["ports"][5]["symbol_error"] == 65535
+    # a clean fabric prints only the summary: no node, and that is a reading, not an error
+    clean = (
+        "\n## Summary: 4 nodes checked, 0 bad nodes found\n"
+        "##          43 ports checked, 0 ports have errors beyond threshold\n"
+    )
+    assert S.parse_ibqueryerrors(clean) == {
+        "nodes": [],
+        "summary": {"nodes_checked": 4, "bad_nodes": 0, "ports_checked": 43, "ports_with_errors": 0},
+    }
+    assert S.parse_ibqueryerrors("") == {"nodes": [], "summary": {}}
+    for junk in (
+        "ibwarn: [1234] mad_rpc_open_port: can't open UMAD port ((null):0)",
+        "src/ibqueryerrors.c:... discover failed",
+    ):
+        with pytest.raises(ValueError, match="holds no node, port or summary record"):
+            S.parse_ibqueryerrors(junk)

@@ -22,8 +22,12 @@ INVENTORY = {
 RAILS = {h: [{"rail": d, "device": d, "port": 1} for d in ("mlx5_0", "mlx5_1")] for h in HOSTS}
 
 
+# the subnet scenario's leaves carry 3 hosts on 2 uplinks: 1.5:1 by design (molecule/subnet declares it)
+LAB_DESIGN = 1.5
+
+
 def lab():
-    result = analyse((TOPO / "lab-subnet.ibnetdiscover").read_text(), None, INVENTORY)
+    result = analyse((TOPO / "lab-subnet.ibnetdiscover").read_text(), None, INVENTORY, max_oversubscription=LAB_DESIGN)
     result["routes"] = parse_lfts((TOPO / "lab-subnet.dump_lfts").read_text())
     return json.loads(json.dumps(VT.compact(json.loads(json.dumps(result)))))
 
@@ -90,3 +94,25 @@ def test_lab_fabric_isl_on_a_rail_optimised_fabric_is_one_of_two():
         ]
         assert "cable lab-leaf1 p7 <-> lab-spine1 p1 (shared by the" in report["message"]
         assert "[one of 2 cables on exactly these paths]" in report["message"]
+
+
+def test_lab_fabric_cover_links_loads_an_oversubscribed_leafs_uplinks_first(tmp_path):
+    # the real capture with lab-leaf2's uplink to lab-spine2 trained at 1x: 2.4:1 over the lab's 1.5:1
+    result = analyse(
+        (TOPO / "lab-subnet-1x-uplink.ibnetdiscover").read_text(), None, INVENTORY, max_oversubscription=LAB_DESIGN
+    )
+    result["routes"] = parse_lfts((TOPO / "lab-subnet-1x-uplink.dump_lfts").read_text())
+    leaf2 = normalize_guid("0x0002c90300a00002")
+    small = json.loads(json.dumps(VT.compact(json.loads(json.dumps(result)))))
+    assert small["load_first"] == [[leaf2, 7], [leaf2, 8]] == VT.load_first(result)
+    # on the healthy lab's routes: both directions of both uplinks, 3 in the first round (one per host of
+    # lab-leaf2: each host is in one pair a round), the last in the second
+    healthy = dict(lab(), load_first=small["load_first"])
+    plan = P.plan_pass(HOSTS, RAILS, {h: h for h in HOSTS}, strategy="cover_links", topology=healthy)
+    assert plan["coverage"]["load_first"] == {"directions": 4, "per_round": [3, 1]}
+    assert plan["coverage"]["covered_isls"] == 16
+    path, _slices = P.write_plan(str(tmp_path), plan, HOSTS, RAILS, 1)
+    with open(path) as handle:
+        assert json.load(handle)["isl_coverage"]["load_first"] == {"directions": 4, "per_round": [3, 1]}
+    # a fabric within its design loads nothing first, and the plan says nothing about it
+    assert lab()["load_first"] == []

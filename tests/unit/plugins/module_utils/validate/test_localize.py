@@ -350,3 +350,25 @@ def test_groups_from_lldp_name_the_switch_of_each_nic_and_its_rdma_device():
 def test_a_bad_group_value_names_the_host(bad):
     with pytest.raises(ValueError, match=r"switch_groups\[n1\]"):
         switches.from_group_var({"n1": bad})
+
+
+def test_a_server_that_never_listens_is_the_node_even_where_it_passed_as_a_client():
+    # the lab's dead_server: node3's perftest server never starts; as a client it reaches line rate. Could not
+    # connect is the host's process, not a fault above it: with the switches known it is still the node.
+    fabric = Fabric(2, 3, 2)
+    dead = "leaf2-h1"
+
+    def result(server, client, round_no, pass_no):
+        res = Fabric.result(fabric, server, client, round_no, pass_no)
+        if server == dead:
+            res.update(bw_avg_gbps=None, passed=False, failure="client side: could not connect to %s" % dead,
+                       failure_kind="connect")  # fmt: skip
+        return res
+
+    fabric.fault = ("bad_node", None)
+    fabric.slow = lambda s, c, p: False
+    fabric.result = result
+    for groups in (fabric.groups(), None):
+        report, _results = report_of(fabric, groups)
+        assert [(n["host"], n["verdict"]) for n in report["suspect_nodes"]] == [(dead, "bad_node")], report["message"]
+        assert report["switch_faults"] == [] and report["suspect_links"] == []

@@ -117,3 +117,16 @@ def test_without_a_topology_the_host_end_is_still_named():
     assert (
         verdict["findings"][0]["cable"] == "ibt-lab-node2 mlx5_1 <-> its peer (unknown: no topology) (serial MT24N21)"
     )
+
+
+def test_the_topology_carries_the_serials_the_phy_read():
+    from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
+    from tests.unit.plugins.module_utils.validate.test_fabric_lab import INVENTORY, TOPO
+
+    result = analyse((TOPO / "lab-subnet.ibnetdiscover").read_text(), None, INVENTORY)
+    verdict = VP.verdict(fabric_ports({"ibt-lab-node2": "mlx5_1"}), lab())
+    assert VP.annotate_links(result, verdict) == 12
+    link = [lk for lk in result["links"] if "ibt-lab-node2 mlx5_1" in (lk.get("serials") or {})][0]
+    assert link["serials"] == {"ibt-lab-node2 mlx5_1": "MT24N21", link["cable"].split(" <-> ")[1].split(" (")[0]: None}
+    finding = verdict["findings"][0]
+    assert link["cable"] == finding["cable"]  # one name for the cable, in the topology and in the findings
