@@ -55,6 +55,7 @@ ARGS = dict(
     progress_interval=dict(type="float", default=10),
     dest=dict(type="path", required=True),
     keep_pass_dir=dict(type="bool", default=False),
+    sides_dir=dict(type="path"),
 )
 
 
@@ -210,11 +211,10 @@ class ActionModule(ActionBase):
         by_host = dict((h, []) for h in args["participants"])
         for side in sides:
             by_host.setdefault(side["host"], []).append(side)
-        return dict(
+        out = dict(
             changed=False,
             job_id=job.get("job_id"),
             job=job,
-            sides_by_host=by_host,
             sides=len(sides),
             missing_sides=missing,
             results_dir=results_dir,
@@ -229,3 +229,13 @@ class ActionModule(ActionBase):
                 (" (%s)" % never_started) if never_started else "",
             ),
         )
+        if args["sides_dir"]:
+            # every side, the missing ones as no_result, where fabric_join reads them (its sides_dir)
+            for host, host_sides in by_host.items():
+                sidefiles.write_sides(
+                    sidefiles.result_path(args["sides_dir"], host, sidefiles.SIDES_SUFFIX), host_sides
+                )
+            out["sides_dir"] = args["sides_dir"]
+        else:
+            out["sides_by_host"] = by_host
+        return out

@@ -327,7 +327,9 @@ def write_json(path, data):
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ibtune-")
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, sort_keys=True, separators=(",", ":"))
+            # json.dumps, not json.dump(obj, handle): dump streams through the pure-Python encoder, several
+            # times slower on a pass's results (issue 23's profile: most of the join's write)
+            handle.write(json.dumps(data, sort_keys=True, separators=(",", ":")))
         os.chmod(tmp, 0o644)
         os.rename(tmp, path)
     except Exception:

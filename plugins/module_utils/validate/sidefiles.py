@@ -56,6 +56,18 @@ def append_sides(path, results):
         os.fsync(handle.fileno())
 
 
+def write_sides(path, results):
+    """Replace a side file with ``results`` (the controller keeps each host's sides this way: one file per host,
+    written atomically, whichever launcher brought them)."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write("".join(json.dumps(res, sort_keys=True, separators=(",", ":")) + "\n" for res in results))
+    os.rename(tmp, path)
+
+
 def read_side_file(path):
     """The side results of one file. A last line cut short (the runner was killed while writing it) is
     left out: that side did not come back. A bad line before the end is an error: the file is not ours."""
