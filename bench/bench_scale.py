@@ -4,7 +4,8 @@ the join reading them (fabric_join), and the report with every file format (fabr
 
 Run from the repo root: .venv/bin/python bench/bench_scale.py [HOSTSxRAILS:strategy[:rounds] ...]
 Default: 256, 1024 and 2048 hosts x 8 rails with random 8 rounds and cover_links (a synthetic rail-optimised
-fat tree, bench_topology.rail_fabric, 32 hosts a leaf, 16 spines, up/down routes), plus 256 x 8 all_pairs.
+fabric, tests/.../validate/planes.py: one two-level plane per rail, 32 hosts a leaf, 32 spines of 64 ports,
+up/down routes, built straight into the compact topology), plus 256 x 8 all_pairs.
 ``1024x8:all_pairs`` (4.2 M results) is the issue's largest case: pass it to measure it (minutes, GiB).
 Each configuration runs in a fresh process, so its peak RSS (ru_maxrss) is its own; each phase prints the
 peak reached by its end. Side results are made up (every client 392 Gb/s, one link in 500 at 180 Gb/s).
@@ -50,15 +51,9 @@ def fleet(n_hosts, n_rails, strategy):
     )
     if strategy != "cover_links":
         return hosts, rails, None
-    from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.analysis import analyse
-    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric
-    from bench.bench_topology import rail_fabric
-    from bench.bench_validate_topology import synthetic_routes
+    from tests.unit.plugins.module_utils.validate.planes import rail_planes
 
-    text, inventory = rail_fabric(n_hosts, n_rails)
-    result = analyse(text, None, inventory)
-    result["routes"] = synthetic_routes(result)
-    return hosts, rails, fabric.compact(result)
+    return hosts, rails, rail_planes(n_hosts, n_rails)
 
 
 def simulate_hosts(planned, results_dir):
@@ -148,9 +143,9 @@ def one(spec):
             }
             argv = launcher.sbatch_argv(dict(spec_, script="/shared/ibtune/run/pass1/job.sh"))
             launcher.job_script(spec_)
-            stage = os.path.join(work, "stage")
-            shutil.copytree(slice_dir, os.path.join(stage, sidefiles.SLICES))
-            sidefiles.pack(stage, os.path.join(work, "pass.tar.gz"), [sidefiles.SLICES])
+            # what slurm_pass packs: the participants' slice files, straight from the plan directory
+            slices = [(os.path.join(slice_dir, "%s.json" % h), "%s/%s.json" % (sidefiles.SLICES, h)) for h in hosts]
+            sidefiles.pack(work, os.path.join(work, "pass.tar.gz"), [], extra=slices)
             return argv
 
         argv = phase("bundle", bundle)

@@ -23,6 +23,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
 display = Display()
 
@@ -69,6 +70,7 @@ class ActionModule(ActionBase):
                 progress_interval=dict(type="float", default=10),
                 announce=dict(type="bool", default=False),
                 hosts=dict(type="int"),
+                sides_dir=dict(type="path"),
             )
         )
         host = task_vars.get("inventory_hostname")
@@ -114,6 +116,12 @@ class ActionModule(ActionBase):
             "erased",
         ):
             status.pop(key, None)
+        if args["sides_dir"] and isinstance(status.get("sides"), list):
+            # the join reads the hosts' side files (fabric_join sides_dir): the sides never travel as a task
+            # result, a host fact and the join's module arguments (which Ansible would validate and echo back)
+            sides = status.pop("sides")
+            sidefiles.write_sides(sidefiles.result_path(args["sides_dir"], host, sidefiles.SIDES_SUFFIX), sides)
+            status["sides_written"] = len(sides)
         result.update(status)
         result["changed"] = False
         return result

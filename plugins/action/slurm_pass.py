@@ -55,6 +55,7 @@ ARGS = dict(
     progress_interval=dict(type="float", default=10),
     dest=dict(type="path", required=True),
     keep_pass_dir=dict(type="bool", default=False),
+    sides_dir=dict(type="path"),
 )
 
 
@@ -74,16 +75,16 @@ class ActionModule(ActionBase):
 
     def _bundle(self, args, local_dir):
         """The pass directory the nodes need (settings, node names, slices of the participants), packed."""
-        stage = os.path.join(local_dir, "stage")
-        os.makedirs(os.path.join(stage, sidefiles.SLICES))
-        for host in args["participants"]:
-            shutil.copy(os.path.join(args["slice_dir"], "%s.json" % host), os.path.join(stage, sidefiles.SLICES))
         names = dict((args["node_names"].get(h, h), h) for h in args["participants"])
         for name, doc in ((sidefiles.SETTINGS, args["settings"]), (sidefiles.NODES, names)):
-            with open(os.path.join(stage, name), "w") as handle:
+            with open(os.path.join(local_dir, name), "w") as handle:
                 json.dump(doc, handle, sort_keys=True)
+        slices = [
+            (os.path.join(args["slice_dir"], "%s.json" % h), "%s/%s.json" % (sidefiles.SLICES, h))
+            for h in args["participants"]
+        ]
         bundle = os.path.join(local_dir, "pass.tar.gz")
-        sidefiles.pack(stage, bundle, [sidefiles.SETTINGS, sidefiles.NODES, sidefiles.SLICES])
+        sidefiles.pack(local_dir, bundle, [sidefiles.SETTINGS, sidefiles.NODES], extra=slices)
         return bundle
 
     def _spec(self, args):
@@ -121,6 +122,7 @@ class ActionModule(ActionBase):
             now = time.monotonic()
             if running_since is None and job.get("state") not in launcher.PENDING_STATES:
                 running_since = now
+                self._timing["pending_s"] = round(now - submitted, 1)
             step = launcher.next_step(
                 job,
                 now - submitted,
@@ -130,11 +132,12 @@ class ActionModule(ActionBase):
             )
             if now >= next_line or step == "done":
                 next_line = now + args["progress_interval"]
-                text = launcher.progress_text(job, status["states"], args["label"])
+                text = launcher.progress_text(job, status["states"], args["label"], len(args["participants"]))
                 if text != last_text:
                     display.display(text)
                     last_text = text
             if step == "done":
+                self._timing["job_s"] = round(now - submitted, 1)
                 return job, None
             if step != "wait":
                 self._job(args, task_vars, op="cancel", job_id=job_id)
@@ -168,6 +171,8 @@ class ActionModule(ActionBase):
         _valid, args = self.validate_argument_spec(argument_spec=ARGS)
         if self._play_context.check_mode:
             return dict(result, skipped=True, changed=False, msg="slurm_pass runs no job in check mode")
+        started = time.monotonic()
+        self._timing = {}
         local_dir = tempfile.mkdtemp(prefix="ibtune-slurm-pass-")
         tmp = self._make_tmp_path()
         job_id = None
@@ -178,8 +183,11 @@ class ActionModule(ActionBase):
             submitted = self._job(args, task_vars, op="submit", bundle=remote_bundle, spec=self._spec(args))
             job_id = submitted["job_id"]
             display.display("%s: submitted as Slurm job %s (%s)" % (args["label"], job_id, " ".join(submitted["argv"])))
+            self._timing["submit_s"] = round(time.monotonic() - started, 1)
             job, never_started = self._wait(args, task_vars, job_id)
+            collect_start = time.monotonic()
             self._collect(args, task_vars, tmp)
+            self._timing["collect_s"] = round(time.monotonic() - collect_start, 1)
             if not args["keep_pass_dir"]:
                 self._job(args, task_vars, op="cleanup")
         except BaseException:
@@ -192,7 +200,8 @@ class ActionModule(ActionBase):
         finally:
             self._remove_tmp_path(tmp)
             shutil.rmtree(local_dir, ignore_errors=True)
-        return dict(result, **self._result(args, job, never_started))
+        self._timing["total_s"] = round(time.monotonic() - started, 1)
+        return dict(result, timing=self._timing, **self._result(args, job, never_started))
 
     def _result(self, args, job, never_started):
         results_dir = os.path.join(args["dest"], sidefiles.RESULTS)
@@ -202,11 +211,10 @@ class ActionModule(ActionBase):
         by_host = dict((h, []) for h in args["participants"])
         for side in sides:
             by_host.setdefault(side["host"], []).append(side)
-        return dict(
+        out = dict(
             changed=False,
             job_id=job.get("job_id"),
             job=job,
-            sides_by_host=by_host,
             sides=len(sides),
             missing_sides=missing,
             results_dir=results_dir,
@@ -221,3 +229,13 @@ class ActionModule(ActionBase):
                 (" (%s)" % never_started) if never_started else "",
             ),
         )
+        if args["sides_dir"]:
+            # every side, the missing ones as no_result, where fabric_join reads them (its sides_dir)
+            for host, host_sides in by_host.items():
+                sidefiles.write_sides(
+                    sidefiles.result_path(args["sides_dir"], host, sidefiles.SIDES_SUFFIX), host_sides
+                )
+            out["sides_dir"] = args["sides_dir"]
+        else:
+            out["sides_by_host"] = by_host
+        return out

@@ -29,10 +29,19 @@ options:
     type: path
     required: true
   sides:
-    description: Side results of every host of the pass (the C(sides) of each host's perftest_schedule result).
+    description:
+      - Side results of every host of the pass (the C(sides) of each host's perftest_schedule result).
+      - Prefer O(sides_dir) beyond a few hundred sides - module arguments are validated and echoed back by Ansible.
     type: list
     elements: dict
-    required: true
+    default: []
+  sides_dir:
+    description:
+      - A directory of the hosts' side files (C(<host>.sides.jsonl), one side result a line), as
+        M(ibtune.fabric.schedule_wait) O(ibtune.fabric.schedule_wait#module:sides_dir) and
+        M(ibtune.fabric.slurm_pass) write them; joined together with O(sides).
+    type: path
+    version_added: 0.3.0
   test:
     description: The test of the pass.
     type: str
@@ -80,11 +89,19 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Join pass 1
+- name: Join pass 1 from the hosts' side files (schedule_wait sides_dir, or slurm_pass)
+  ibtune.fabric.fabric_join:
+    plan: "{{ plan.plan_file }}"
+    sides_dir: /tmp/plan/pass1-sides
+    min_link_fraction: 0.9
+    dest: /tmp/plan/pass1-results.json
+  run_once: true
+  delegate_to: localhost
+
+- name: Join sides given as a list
   ibtune.fabric.fabric_join:
     plan: "{{ plan.plan_file }}"
     sides: "{{ ansible_play_hosts | map('extract', hostvars, 'my_sides') | flatten }}"
-    min_link_fraction: 0.9
     dest: /tmp/plan/pass1-results.json
   run_once: true
   delegate_to: localhost
@@ -126,6 +143,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
 SETTINGS = (
     "test",
@@ -146,7 +164,11 @@ def run_module(module):
     with open(p["plan"]) as handle:
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in SETTINGS)
-    results, refused = join_utils.join_checked(plan["pairs"], p["sides"], plan["rails"], settings)
+    sides = list(p["sides"])
+    if p["sides_dir"]:
+        for host_sides in sidefiles.read_sides(p["sides_dir"]).values():
+            sides.extend(host_sides)
+    results, refused = join_utils.join_checked(plan["pairs"], sides, plan["rails"], settings)
     for sentence in refused[:20]:
         module.warn(sentence)
     if not module.check_mode:
@@ -183,7 +205,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             plan=dict(type="path", required=True),
-            sides=dict(type="list", elements="dict", required=True),
+            sides=dict(type="list", elements="dict", default=[]),
+            sides_dir=dict(type="path"),
             test=dict(type="str", default="write"),
             duration=dict(type="int"),
             size=dict(type="str"),

@@ -58,6 +58,14 @@ options:
         it the line counts only the hosts whose state arrived.
     type: int
     version_added: 0.2.0
+  sides_dir:
+    description:
+      - Controller directory where the host's side results are written (C(<host>.sides.jsonl), the pass
+        directory's format) instead of being returned; M(ibtune.fabric.fabric_join) reads them with its
+        O(ibtune.fabric.fabric_join#module:sides_dir).
+      - The sides then never travel as a task result, a host fact and the join's module arguments.
+    type: path
+    version_added: 0.3.0
 attributes:
   check_mode:
     support: none
@@ -83,7 +91,11 @@ EXAMPLES = r"""
 RETURN = r"""
 sides:
   description: The schedule's side results (see M(ibtune.fabric.perftest_schedule)).
-  returned: when the job finished
+  returned: when the job finished and O(sides_dir) is not set
   type: list
   elements: dict
+sides_written:
+  description: How many side results were written to O(sides_dir).
+  returned: when the job finished and O(sides_dir) is set
+  type: int
 """

@@ -125,6 +125,12 @@ options:
     description: Leave the pass directory on the shared filesystem (for debugging) instead of removing it.
     type: bool
     default: false
+  sides_dir:
+    description:
+      - Controller directory where every host's sides (the missing ones as C(no_result)) are written
+        (C(<host>.sides.jsonl)) for M(ibtune.fabric.fabric_join)'s O(ibtune.fabric.fabric_join#module:sides_dir),
+        instead of being returned as RV(sides_by_host).
+    type: path
 attributes:
   check_mode:
     support: none
@@ -162,7 +168,7 @@ job:
   type: dict
 sides_by_host:
   description: Every planned side's result, per host; the missing ones are C(no_result) with the reason.
-  returned: always
+  returned: when O(sides_dir) is not set
   type: dict
 sides:
   description: Number of side results (back and missing).
@@ -180,4 +186,10 @@ checks:
   description: Each host's quick checks, when the settings named some.
   returned: always
   type: dict
+timing:
+  description: Seconds spent - bundle sent and job submitted (submit_s), submission to RUNNING (pending_s),
+    submission to the job's end (job_s), results brought back (collect_s), the whole task (total_s).
+  returned: always
+  type: dict
+  sample: {submit_s: 1.8, pending_s: 1.1, job_s: 5.3, collect_s: 0.9, total_s: 8.6}
 """

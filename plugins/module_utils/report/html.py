@@ -23,6 +23,7 @@ __metaclass__ = type
 
 import html
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
@@ -69,6 +70,8 @@ svg.hm text.v.f{font-weight:700;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .spark polyline{fill:none;stroke:#0969da;stroke-width:1.5}.spark line{stroke:#8c959f;stroke-dasharray:3 2}
 .spark circle.ok{fill:#1a7f37}.spark circle.bad{fill:#cf222e}
 .muted{color:#57606a}
+td.hr{text-align:right;font-variant-numeric:tabular-nums}td.hr.cf{background:#ffebe9;font-weight:700}
+td.hr.c0{background:#dafbe1}
 footer{margin-top:24px;color:#57606a;font-size:12px}
 """
 
@@ -684,13 +687,22 @@ def to_html(report, history=None):
         _suspects(report),
         _hosts(report),
     ]
+    parts.append(_host_rails(report))
     groups = _cells(results)
+    view = report
     parts.append("<h2>Pair results per rail</h2>")
+    if _aggregate.aggregated(report):
+        group_of, labels = _host_groups(report, results)
+        groups = _grouped_cells(groups, group_of)
+        view = dict(report, host_order=labels, failed_hosts=[], suspect_nodes=[], counter_violations=[])
+        parts.append('<p class="meta">%d pair results: each cell is a group of up to %d consecutive hosts (leaf order) '
+                     "and shows its worst pair; failed pairs are listed below and in report.json.</p>"
+                     % (len(results), -(-len(group_of) // MAX_AXIS)))  # fmt: skip
     if groups:
         parts.append(_legend())
         parts.append('<div class="grid">')
         for key in sorted(groups, key=lambda k: (k[0], k[1], _rail_sort(k[2]))):
-            text, _failed = _heatmap(report, key[0], key[1], key[2], groups[key])
+            text, _failed = _heatmap(view, key[0], key[1], key[2], groups[key])
             parts.append(text)
         parts.append("</div>")
     else:
@@ -705,6 +717,86 @@ def to_html(report, history=None):
         "figures.</footer></body></html>\n"
     )
     return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# At scale (aggregate.AGGREGATE_ABOVE pair results): the host x rail summary, heatmaps over host groups
+
+MAX_AXIS = 64  # heatmap rows/columns above the aggregate size: consecutive hosts (leaf order) grouped into as many
+GROUP_TITLE_FAILURES = 3  # failing pairs a group cell's hover names
+
+
+def _host_rail_cell(entry):
+    unit = "us" if entry["kind"] == "latency" else "Gb/s"
+    worst = "-" if entry["worst"] is None else _num(entry["worst"])
+    title = "%s %s %s: %d of %d pairs failed, worst %s %s" % (
+        entry["host"], entry["device"], entry["test"], entry["failed"], entry["pairs"], worst, unit
+    )  # fmt: skip
+    cls = "cf" if entry["failed"] else "c0"
+    return '<td class="hr %s" data-host="%s" data-device="%s" data-failed="%d" title="%s">%d/%d</td>' % (
+        cls, _e(entry["host"]), _e(entry["device"]), entry["failed"], _e(title), entry["failed"], entry["pairs"]
+    )  # fmt: skip
+
+
+def _host_rails(report):
+    """Hosts by rail first: one row per host with a failed pair on some rail (most failures first), a cell per
+    rail (failed/pairs), and the count of hosts that passed every pair on every rail."""
+    entries = _aggregate.by_host_rail(report.get("results") or [])
+    if not entries:
+        return ""
+    devices = sorted(set(str(e["device"]) for e in entries), key=_rail_sort)
+    by_host = {}
+    for entry in entries:
+        by_host.setdefault(entry["host"], {})[str(entry["device"])] = entry
+    failing = sorted((h for h, d in by_host.items() if any(e["failed"] for e in d.values())),
+                     key=lambda h: (-sum(e["failed"] for e in by_host[h].values()), h))  # fmt: skip
+    out = ['<h2>Hosts by rail</h2><p class="meta">%d of %d hosts passed every pair on every rail.</p>'
+           % (len(by_host) - len(failing), len(by_host))]  # fmt: skip
+    if failing:
+        out.append('<table id="host-rails"><thead><tr><th>host</th>%s</tr></thead><tbody>'
+                   % "".join("<th>%s</th>" % _e(d) for d in devices))  # fmt: skip
+        for host in failing[:MAX_FAILED_ROWS]:
+            cells = [_host_rail_cell(by_host[host][d]) if d in by_host[host] else "<td>-</td>" for d in devices]
+            out.append('<tr data-host="%s"><td>%s</td>%s</tr>' % (_e(host), _e(host), "".join(cells)))
+        out.append("</tbody></table>")
+        if len(failing) > MAX_FAILED_ROWS:
+            out.append('<p class="muted">and %d more hosts with failed pairs (see report.json).</p>'
+                       % (len(failing) - MAX_FAILED_ROWS))  # fmt: skip
+    return "".join(out)
+
+
+def _host_groups(report, results):
+    """{host: group label} of consecutive hosts in the heatmaps' order, at most MAX_AXIS groups, and the labels."""
+    hosts = _ordered_hosts(report, set(h for r in results for h in (r["server"], r["client"])))
+    size = -(-len(hosts) // MAX_AXIS)
+    labels, group_of = [], {}
+    for start in range(0, len(hosts), size):
+        block = hosts[start : start + size]
+        label = block[0] if len(block) == 1 else "%s..%s" % (block[0], block[-1])
+        labels.append(label)
+        group_of.update((h, label) for h in block)
+    return group_of, labels
+
+
+def _grouped_cells(groups, group_of):
+    """The heatmaps' cells over host groups: per (server group, client group), the failing results (the first few,
+    so the cell fails and its hover names them) or else the worst passing one."""
+    out = {}
+    for key, cells in groups.items():
+        kind = key[0]
+        merged = {}
+        for (server, client), runs in cells.items():
+            cell = merged.setdefault((group_of[server], group_of[client]), {"failing": [], "worst": None})
+            for res in runs:
+                if not res.get("passed"):
+                    if len(cell["failing"]) < GROUP_TITLE_FAILURES:
+                        cell["failing"].append(res)
+                    continue
+                good = _cell_value(res, kind)[2]
+                if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
+                    cell["worst"] = (good if good is not None else float("inf"), res)
+        out[key] = dict((pair, c["failing"] or [c["worst"][1]]) for pair, c in merged.items())
+    return out
 
 
 def _rail_sort(rail):

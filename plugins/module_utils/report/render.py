@@ -16,6 +16,7 @@ import os
 import tempfile
 import xml.etree.ElementTree as ET
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
@@ -183,8 +184,32 @@ def _verdict_suite(root, report):
     return len(items), len(items)
 
 
+def _host_rail_cases(pairs, report):
+    """Above aggregate.AGGREGATE_ABOVE pair results: one testcase per host, device and test, failing when one of
+    its pairs failed (the first of them named; report.json lists every pair)."""
+    failures = 0
+    entries = _aggregate.by_host_rail(report["results"])
+    for entry in entries:
+        name = "%s %s %s (%d pairs)" % (entry["host"], entry["device"], entry["test"], entry["pairs"])
+        case = ET.SubElement(pairs, "testcase", classname="ibtune.fabric.pairs.%s" % entry["host"], name=name)
+        if entry["failing"]:
+            failures += 1
+            named = entry["failing"][: _aggregate.FAILED_LISTED]
+            text = "\n".join("%s: %s" % (pair_label(r), r.get("failure")) for r in named)
+            more = entry["failed"] - len(named)
+            node = ET.SubElement(case, "failure", message="%d of %d pairs failed" % (entry["failed"], entry["pairs"]),
+                                 type=named[0].get("failure_kind") or "failed")  # fmt: skip
+            node.text = text + ("\n... and %d more failing pairs in report.json" % more if more > 0 else "")
+    return len(entries), failures
+
+
 def _pairs_suite(root, report):
     pairs = _suite(root, "pairs", report)
+    if _aggregate.aggregated(report):
+        tests, failures = _host_rail_cases(pairs, report)
+        total_time = sum(r.get("duration_s") or 0.0 for r in report["results"])
+        _close_suite(pairs, tests, failures, time_s="%.3f" % total_time)
+        return tests, failures, total_time
     failures = 0
     total_time = 0.0
     for res in report["results"]:
@@ -462,6 +487,14 @@ PROM_HELP = (
     ("ibtune_link_latency_threshold_us", "Latency ceiling the pair was held to, in microseconds."),
     ("ibtune_validation_systemic", "1 when most pairs failed the same way (a common cause, no culprit named)."),
     ("ibtune_suspect_switch", "1 for a switch fault above the hosts (a leaf's uplinks, a spine, a layer)."),
+    # above aggregate.AGGREGATE_ABOVE pair results: per host and rail, and the per-pair series of failures only
+    ("ibtune_validation_pairs_aggregated", "1 when the pair series are per host and rail (only failures per pair)."),
+    ("ibtune_host_rail_pairs", "Pair results of a host's device in the validation."),
+    ("ibtune_host_rail_failed_pairs", "Failed pair results of a host's device."),
+    ("ibtune_host_rail_bandwidth_min_gbps", "Lowest bandwidth a host's device measured with any partner, in Gb/s."),
+    ("ibtune_host_rail_bandwidth_median_gbps", "Median bandwidth of a host's device over its partners, in Gb/s."),
+    ("ibtune_host_rail_latency_max_us", "Highest typical latency of a host's device with any partner, in us."),
+    ("ibtune_host_rail_latency_median_us", "Median typical latency of a host's device over its partners, in us."),
 )
 
 
@@ -515,6 +548,20 @@ def _prom_culprits(series, report):
         series["ibtune_suspect_switch"][labels] = "1"
 
 
+def _prom_host_rails(series, results):
+    series["ibtune_validation_pairs_aggregated"][""] = "1"
+    for entry in _aggregate.by_host_rail(results):
+        labels = _labels((("host", entry["host"]), ("device", entry["device"]), ("test", entry["test"])))
+        series["ibtune_host_rail_pairs"][labels] = _sample(entry["pairs"])
+        series["ibtune_host_rail_failed_pairs"][labels] = _sample(entry["failed"])
+        prefix = (
+            "ibtune_host_rail_latency_%s_us" if entry["kind"] == "latency" else "ibtune_host_rail_bandwidth_%s_gbps"
+        )
+        if entry["worst"] is not None:
+            series[prefix % ("max" if entry["kind"] == "latency" else "min")][labels] = _sample(entry["worst"])
+            series[prefix % "median"][labels] = _sample(entry["median"])
+
+
 def to_prometheus(report):
     """Textfile-collector exposition; names and labels as docs/dev/CONTRACTS.md (ibtune.prom)."""
     series = dict((name, {}) for name, _h in PROM_HELP)
@@ -525,7 +572,11 @@ def to_prometheus(report):
     for host in sorted(set(report.get("expected_hosts") or ()) | failed_hosts | set(report.get("passed_hosts") or ())):
         series["ibtune_host_passed"][_labels((("host", host),))] = _sample(host not in failed_hosts)
     # one sample per label set: a later pass of the same link and test replaces an earlier one
-    for res in sorted(report["results"], key=lambda r: (r["pass"], r["round"])):
+    results = report["results"]
+    if _aggregate.aggregated(report):
+        _prom_host_rails(series, results)
+        results = [r for r in results if not r["passed"] or r.get("regressed")]
+    for res in sorted(results, key=lambda r: (r["pass"], r["round"])):
         _prom_result(series, res)
     _prom_culprits(series, report)
     out = []

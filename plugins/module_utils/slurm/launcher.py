@@ -448,11 +448,12 @@ def next_step(job, waited_s, started_s, start_timeout_s, run_timeout_s):
     return "cancel_overdue" if started_s >= run_timeout_s else "wait"
 
 
-def progress_text(job, states, label):
+def progress_text(job, states, label, running=None):
     """The controller's line: the runners' own progress line (validate/progress.line, as the ssh launcher
-    prints it) while the job runs, else where the job stands in Slurm and how far its rounds got."""
+    prints it; ``running``: the pass's participants) while the job runs, else where the job stands in Slurm
+    and how far its rounds got."""
     job = job or {}
-    line = _progress.line(states, label)
+    line = _progress.line(states, label, running)
     if line and job.get("state") == "RUNNING":
         return "%s (Slurm job %s)" % (line, job.get("job_id"))
     words = "%s: Slurm job %s %s" % (label, job.get("job_id"), job.get("state"))

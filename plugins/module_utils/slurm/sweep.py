@@ -32,9 +32,6 @@ RECENT_KEEP = 20  # outcomes kept per node
 RUNS_KEEP = 50  # sweep runs kept in the history
 ROUND_OVERHEAD_S = 2.0  # a healthy round: the test plus connecting and parsing
 JOB_START_S = 30.0  # what a sweep keeps of its budget for the job to start and end
-# Our reasons a sweep may take on probation: the validation's and the sweep's own, never the health check's
-# (the node health check resumes its own nodes when they recover).
-NOT_PROBATION = (_remediate.REASON_PREFIX + " node-health:",)
 
 DEFAULTS = {
     "partition": "",
@@ -218,13 +215,12 @@ def _drained_at(node):
 
 
 def on_probation(node):
-    """A node our validation or a sweep drained and that holds no job (IDLE+DRAIN)."""
-    reason = node.get("reason") or ""
+    """A node our validation or a sweep drained (slurm_remediate's ``validation`` source: never the health check's
+    drains, which the health check itself lifts) and that holds no job (IDLE+DRAIN)."""
     return (
         node["state"] == "IDLE"
         and "DRAIN" in node["flags"]
-        and _remediate.is_ours(reason)
-        and not reason.startswith(NOT_PROBATION)
+        and _remediate.is_ours(node.get("reason"), source="validation")
     )
 
 
@@ -254,28 +250,44 @@ def pick(nodes, history, cfg):
 # --- the verdict --------------------------------------------------------------------------------------------
 
 
+def _pair_failures(report, pairs_reaction):
+    """{host: (reason, reaction)} from the report: the hosts the verdict blames take ``pairs_reaction``, a failed
+    host it does not blame (untested, behind a switch fault) is a failure that does nothing (reaction none)."""
+    blamed = _remediate.verdict_from_report(report)["failed"]
+    out = dict((host, (reason, pairs_reaction)) for host, reason in blamed.items())
+    for item in report.get("failed_hosts") or []:
+        host = item.get("host") if isinstance(item, dict) else item
+        if host and host not in out:
+            out[host] = ((item.get("reason") if isinstance(item, dict) else None) or "not validated", "none")
+    return out
+
+
+def _check_failures(results, reactions):
+    out = []
+    for check in results or []:
+        if not check.get("passed"):
+            text = (check.get("output") or "rc %s" % check.get("rc")).strip().splitlines()
+            out.append(
+                {
+                    "check": check["check"],
+                    "reason": "%s: %s" % (check["check"], text[0] if text else "failed"),
+                    "reaction": reactions.get(check["check"], "drain"),
+                }
+            )
+    return out
+
+
 def outcomes(hosts, report, checks, cfg):
-    """{host: {passed, failures: [{check, reason, reaction}]}} from the pass's report (failed_hosts) and the quick
-    checks ({host: [check result]})."""
+    """{host: {passed, failures: [{check, reason, reaction}]}} from the pass's report (its verdict, through
+    slurm_remediate's reading of it) and the quick checks ({host: [check result]})."""
     reactions = dict((c["name"], c.get("reaction", "drain")) for c in cfg["checks"])
-    failed = dict(
-        (f["host"], f.get("reason") or "failed the sweep's pair pass") for f in report.get("failed_hosts") or []
-    )
+    pairs = _pair_failures(report, cfg["pairs_reaction"])
     out = {}
     for host in hosts:
         failures = []
-        if host in failed:
-            failures.append({"check": "pairs", "reason": failed[host], "reaction": cfg["pairs_reaction"]})
-        for check in (checks or {}).get(host) or []:
-            if not check.get("passed"):
-                text = (check.get("output") or "rc %s" % check.get("rc")).strip().splitlines()
-                failures.append(
-                    {
-                        "check": check["check"],
-                        "reason": "%s: %s" % (check["check"], text[0] if text else "failed"),
-                        "reaction": reactions.get(check["check"], "drain"),
-                    }
-                )
+        if host in pairs:
+            failures.append({"check": "pairs", "reason": pairs[host][0], "reaction": pairs[host][1]})
+        failures.extend(_check_failures((checks or {}).get(host), reactions))
         out[host] = {"passed": not failures, "failures": failures}
     return out
 

@@ -19,10 +19,14 @@ __metaclass__ = type
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as _pairs
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as _routes
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import cover as _cover
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.preflight import natural_key
 
 MAX_TCP_PORT = 65535
+# cover_links scores every host pair up to this many routes (hosts^2 x rails: 256 hosts x 8 rails), and plans
+# from the routes above it (bench/bench_scale.py: 2048 x 8 in seconds instead of minutes and GiB)
+EXHAUSTIVE_COVER_ROUTES = 600000
 # perftest processes on ports [base, base + OWN_PORT_SPAN) are this validation's (the leftover check); a pass
 # uses rounds x rails ports from base (tcp_port_for), so the window holds e.g. 512 rounds of 8 rails
 OWN_PORT_SPAN = 4096
@@ -101,20 +105,28 @@ def plan_rounds(hosts, strategy, rounds=None, seed=None, groups=None, pairs=None
 
 def cover_links_plan(hosts, rails, topology, max_rounds=8):
     """cover_links rounds for ``hosts`` from the fabric_validate topology (validate_topology.compact()):
-    host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic
-    (routes.plan_cover), then every host no such pair tests is paired into a round where it is free, so a
-    pass still tests every host's own cables. Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls}
-    and, when the topology names switches above their design ratio (its ``load_first`` uplinks), load_first:
-    {directions, per_round}: their cables are covered before any other ISL).
+    host pairs whose rails (rail r meets rail r) make every directed ISL carry traffic (routes.plan_cover
+    scoring every host pair, or cover.plan_cover from the routes on large fabrics), then every host no such
+    pair tests is paired into a round where it is free, so a pass still tests every host's own cables.
+    Returns (rounds, {uncovered_isls, isls, covered_isls, coverable_isls} and, when the topology names
+    switches above their design ratio (its ``load_first`` uplinks), load_first: {directions, per_round}: their
+    cables are covered before any other ISL).
     """
     if not topology:
         raise ValueError(
             "strategy cover_links needs the fabric's routes: set fabric_validate_topology=true "
             "(fabric_plan option topology) or choose another strategy"
         )
-    topo, lfts, topo_hosts = _vt.expand(topology)
-    eps = _vt.rail_endpoints(hosts, rails, topo_hosts)
-    cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds, load_first=_vt.load_first(topology))
+    compact = topology if topology.get("version") == _vt.VERSION else _vt.compact(topology)
+    eps = _vt.rail_endpoints(hosts, rails, compact.get("hosts") or {})
+    load_first = _vt.load_first(topology)
+    if len(eps) ** 2 * max([len(r) for r in eps.values()] or [1]) <= EXHAUSTIVE_COVER_ROUTES:
+        # few enough to score every host pair (routes.plan_cover: the rounds the verdict's cable naming was
+        # tuned on); above, planned from the routes (cover.plan_cover: the same ISLs reachable, other rounds)
+        topo, lfts, _hosts = _vt.expand(compact)
+        cover = _routes.plan_cover(eps, lfts, topo, max_rounds=max_rounds, load_first=load_first)
+    else:
+        cover = _cover.plan_cover(eps, compact, max_rounds=max_rounds, load_first=load_first)
     rounds = fill_untested(hosts, cover["rounds"])
     coverage = {
         "uncovered_isls": cover["uncovered"],

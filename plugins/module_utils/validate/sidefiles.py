@@ -56,6 +56,18 @@ def append_sides(path, results):
         os.fsync(handle.fileno())
 
 
+def write_sides(path, results):
+    """Replace a side file with ``results`` (the controller keeps each host's sides this way: one file per host,
+    written atomically, whichever launcher brought them)."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as handle:
+        handle.write("".join(json.dumps(res, sort_keys=True, separators=(",", ":")) + "\n" for res in results))
+    os.rename(tmp, path)
+
+
 def read_side_file(path):
     """The side results of one file. A last line cut short (the runner was killed while writing it) is
     left out: that side did not come back. A bad line before the end is an error: the file is not ours."""
@@ -158,16 +170,20 @@ def read_slices(slice_dir, hosts):
 MARKER = ".ibtune-pass"
 
 
-def pack(directory, dest, members):
-    """tar.gz of ``members`` (paths relative to ``directory``; missing ones are left out) at ``dest``;
-    returns the members packed."""
+def pack(directory, dest, members, extra=None):
+    """tar.gz of ``members`` (paths relative to ``directory``; missing ones are left out) and of ``extra``
+    ([(path, name in the archive)]) at ``dest``; returns the names packed. Compression level 1: the files are
+    JSON, already small, and a 2048-host pass is packed in the time of one sbatch."""
     packed = []
-    with tarfile.open(dest, "w:gz") as archive:
+    with tarfile.open(dest, "w:gz", compresslevel=1) as archive:
         for member in members:
             path = os.path.join(directory, member)
             if os.path.exists(path):
                 archive.add(path, arcname=member)
                 packed.append(member)
+        for path, name in extra or []:
+            archive.add(path, arcname=name)
+            packed.append(name)
     return packed
 
 

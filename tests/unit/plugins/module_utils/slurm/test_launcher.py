@@ -279,8 +279,8 @@ def test_progress_text_before_while_and_after_the_runners_report():
         "a": {"rounds_total": 3, "rounds_done": 1, "failures": 0, "round_seconds": [5.0]},
         "b": {"rounds_total": 3, "rounds_done": 2, "failures": 1, "round_seconds": [5.0, 5.0]},
     }
-    assert launcher.progress_text({"job_id": "7", "state": "RUNNING"}, states, "pass 1") == (
-        "pass 1: round 2/3, 1 side failing, ETA 10 s (2 hosts reporting) (Slurm job 7)"
+    assert launcher.progress_text({"job_id": "7", "state": "RUNNING"}, states, "pass 1", 3) == (
+        "pass 1: round 2/3, 1 side failing, ETA 10 s (3 hosts running, 2 reported so far) (Slurm job 7)"
     )
     assert launcher.progress_text({"job_id": "7", "state": "CANCELLED"}, states, "pass 1") == (
         "pass 1: Slurm job 7 CANCELLED, 1/3 rounds done"

@@ -1,0 +1,109 @@
+"""Reports above aggregate.AGGREGATE_ABOVE pair results: Prometheus and JUnit per host and rail (every failure
+still on its own), report.html summarised by host and rail with heatmaps over host groups; built by the real
+build_report from an all_pairs plan, checked with promtool and an XML/HTML parser."""
+
+import html.parser
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as R
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import render
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import MAX_AXIS, to_html
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs import pair_rounds
+
+HOSTS = ["node%03d" % i for i in range(80)]
+RAILS = ("mlx5_0", "mlx5_1")
+SLOW = ("node013", "mlx5_1")  # a port trained down: slow with every partner on that rail
+
+
+def report():
+    results = []
+    for index, rnd in enumerate(pair_rounds(HOSTS)):
+        for server, client in rnd:
+            for dev in RAILS:
+                bw = 180.0 if SLOW in ((server, dev), (client, dev)) else 392.0
+                results.append(
+                    {"server": server, "server_device": dev, "client": client, "client_device": dev, "rail": dev,
+                     "test": "write", "bw_avg_gbps": bw, "threshold_gbps": 360.0, "passed": bw >= 360.0,
+                     "failure": None if bw >= 360 else "180.0 Gb/s < 360.0 Gb/s", "round": index + 1, "pass": 1,
+                     "duration_s": 5.0}
+                )  # fmt: skip
+    return R.build_report(results, expected_hosts=HOSTS, now=1796119200.0)
+
+
+@pytest.fixture
+def big(monkeypatch):
+    doc = report()
+    assert len(doc["results"]) == 80 * 79  # 3160 pairs x 2 rails
+    monkeypatch.setattr(aggregate, "AGGREGATE_ABOVE", 1000)
+    return doc
+
+
+def test_by_host_rail_counts_each_result_at_both_ends():
+    doc = report()
+    entries = dict(((e["host"], e["device"]), e) for e in aggregate.by_host_rail(doc["results"]))
+    slow = entries[SLOW]
+    assert (slow["pairs"], slow["failed"], slow["worst"], slow["median"]) == (79, 79, 180.0, 180.0)
+    partner = entries[("node014", "mlx5_1")]
+    assert (partner["pairs"], partner["failed"], partner["worst"], partner["median"]) == (79, 1, 180.0, 392.0)
+    assert entries[("node014", "mlx5_0")]["failed"] == 0
+
+
+def test_prometheus_per_host_and_rail_and_every_failure_still_its_own_series(big):
+    text = render.to_prometheus(big)
+    small = render.to_prometheus(dict(big, results=big["results"][:10]))
+    assert "ibtune_validation_pairs_aggregated 1" in text and "ibtune_host_rail" not in small
+    assert 'ibtune_host_rail_failed_pairs{host="node013",device="mlx5_1",test="write"} 79.0' in text
+    assert 'ibtune_host_rail_bandwidth_min_gbps{host="node014",device="mlx5_1",test="write"} 180.0' in text
+    pair_lines = [line for line in text.splitlines() if line.startswith("ibtune_link_passed{")]
+    assert len(pair_lines) == 79 and all(line.endswith(" 0") for line in pair_lines)  # the 79 failures only
+    assert len(text.splitlines()) < len(render.to_prometheus(dict(big, results=big["results"][:1000])).splitlines()) * 2
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool (Debian package prometheus) not installed")
+    check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_junit_one_case_per_host_and_rail_naming_its_failing_pairs(big):
+    root = ET.fromstring(render.to_junit(big))
+    pairs = [s for s in root.iter("testsuite") if s.get("name") == "pairs"][0]
+    cases = pairs.findall("testcase")
+    assert len(cases) == 80 * 2
+    failing = [c for c in cases if c.find("failure") is not None]
+    assert sorted(c.get("name").split(" (")[0] for c in failing) == sorted(
+        ["node013 mlx5_1 write"] + ["node%03d mlx5_1 write" % i for i in range(80) if i != 13]
+    )
+    slow = [c for c in failing if c.get("name").startswith("node013 mlx5_1")][0].find("failure")
+    assert slow.get("message") == "79 of 79 pairs failed"
+    assert slow.text.count("\n") == aggregate.FAILED_LISTED and "and 59 more failing pairs in report.json" in slow.text
+
+
+class Cells(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.cells = 0
+        self.host_rails = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "rect" and "cell" in (attrs.get("class") or "").split():
+            self.cells += 1
+        if tag == "td" and "hr" in (attrs.get("class") or "").split() and attrs.get("data-failed") != "0":
+            self.host_rails.append((attrs["data-host"], attrs["data-device"], int(attrs["data-failed"])))
+
+
+def test_html_summarises_by_host_and_rail_and_draws_heatmaps_over_host_groups(big):
+    page = to_html(big)
+    parsed = Cells()
+    parsed.feed(page)
+    # two rails, at most MAX_AXIS x MAX_AXIS group cells each instead of 3160 host cells
+    assert parsed.cells <= 2 * MAX_AXIS * MAX_AXIS and parsed.cells < 2 * 3160
+    assert parsed.host_rails[0] == ("node013", "mlx5_1", 79)  # most failures first
+    # node013's slow rail failed one pair of every other host on mlx5_1: no host passed everything
+    assert "0 of 80 hosts passed every pair on every rail." in page
+    assert "each cell is a group of up to 2 consecutive hosts" in page
+    assert page.index('id="host-rails"') < page.index('class="heatmap"')
