@@ -31,6 +31,14 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import
 )
 
 INVOCATION_LIMIT = 100  # list arguments longer than this are not echoed back
+NOT_ECHOED = {
+    "topology": "(the fabric's topology, not echoed)",
+    "phy": "(the PHY verdict, see report.json phy_findings)",
+    "lldp": "(the hosts' LLDP neighbours, not echoed)",
+    "host_rails": "(the hosts' rails, not echoed)",
+    "switch_groups": "(the hosts' switches, see report.json settings.switch_groups)",
+    "netdevs": "(the hosts' netdevs, not echoed)",
+}
 
 
 class ReportError(Exception):
@@ -138,9 +146,9 @@ def _invocation(p):
     for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
         if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
-    for key in ("topology", "lldp", "host_rails", "switch_groups", "netdevs", "phy"):
+    for key, text in NOT_ECHOED.items():
         if args.get(key) is not None:
-            args[key] = "(not echoed, see report.json)"
+            args[key] = text
     return {"module_args": args}
 
 

@@ -263,19 +263,20 @@ def _add_pair_kinds(reasons, failed, regressions):
 
 
 def _rails_measured(results):
-    """{host: {(kind, rail): passed on it at least once}} over every result (two sets of (host, plane) on the way:
-    one pass over millions of results)."""
-    seen, ok = set(), set()
+    """{host: {(kind, rail): passed on it at least once}} over every result (one pass over millions of results:
+    a dict of (host, plane) -> passed, filled with as few operations as possible)."""
+    flags = {}
+    get = flags.get
     for res in results:
         key = (res.get("kind") or "bandwidth", res.get("rail"))
-        seen.add((res["server"], key))
-        seen.add((res["client"], key))
-        if res["passed"]:
-            ok.add((res["server"], key))
-            ok.add((res["client"], key))
+        passed = res["passed"]
+        for host in (res["server"], res["client"]):
+            marker = (host, key)
+            if not get(marker):
+                flags[marker] = passed
     out = {}
-    for host, key in seen:
-        out.setdefault(host, {})[key] = (host, key) in ok
+    for (host, key), passed in flags.items():
+        out.setdefault(host, {})[key] = bool(passed)
     return out
 
 

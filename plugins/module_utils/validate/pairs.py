@@ -26,7 +26,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize im
     subjects_of,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import normalize_results
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import normalize_result
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 STRATEGIES = ("all_pairs", "ring", "random", "halves", "cross_group", "explicit")
@@ -326,7 +326,16 @@ def _check_partners(partners):
 def _first_pass_gated(results, min_peer_fraction):
     """Pass-1 results as the report judges them: normalised copies with the peer gate applied, so that a pair that
     fails only the peer gate is retested too."""
-    first = normalize_results([r for r in results if r.get("pass") in (None, 1, "1", "")])
+    first = []
+    for index, item in enumerate(r for r in results if r.get("pass") in (None, 1, "1", "")):
+        res = normalize_result(dict(item), index)
+        if "bw_avg_gbps" not in item and "t_typical_us" not in item and item.get("passed") is not None:
+            # a bare verdict (server, client, passed: the filter's minimum) is taken as it is, not as a claim
+            # its missing figure contradicts
+            res["passed"] = bool(item["passed"])
+            if res["passed"]:
+                res["failure"] = res["failure_kind"] = None
+        first.append(res)
     peer_gate(first, min_peer_fraction)
     return first
 
