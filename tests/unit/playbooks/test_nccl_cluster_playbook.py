@@ -66,6 +66,7 @@ def cluster(tmp_path):
              "-e", json.dumps(args)],
             env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
+        (tmp_path / (case + ".out")).write_text(out.stdout)
         report_path = tmp_path / case / "report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() else None
         return out, report
@@ -87,7 +88,7 @@ def test_healthy_records_then_a_slow_node_is_bisected_and_named(cluster):
     assert [h["host"] for h in report["failed_hosts"]] == ["127.0.0.2"]
     assert report["failed_hosts"][0]["failure_kind"] == "nccl_node"
     # the play's failure message (the YAML callback wraps long lines)
-    assert "slow node 127.0.0.2: it fails with known-good localhost" in " ".join(out.stdout.split())
+    assert "slow node 127.0.0.2: it fails with known-good 127.0.0.1" in " ".join(out.stdout.split())
     bisect = [c for c in report["checks"] if c["kind"] == "bisect"][0]
     assert "localhost+127.0.0.1 passed, 127.0.0.2+127.0.0.3 FAILED" in bisect["message"]
     assert (tmp_path / "slow" / "junit.xml").exists() and (tmp_path / "slow" / "report.html").exists()
