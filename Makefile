@@ -58,6 +58,7 @@ lint: pyenv
 	ruff check .
 	ruff format --check plugins tests bench
 	$(BIN)/python scripts/check_argspecs.py
+	$(BIN)/python scripts/check_plugin_docs.py
 	$(BIN)/python scripts/argspec_docs.py --check
 	antsibull-changelog lint
 	ansible-lint --offline -q

@@ -103,7 +103,7 @@ def shape(paths, top):
         package = package_of(path)
         packages[package] += 1
         with open(path, encoding="utf-8") as handle:
-            package_lines[package] += sum(1 for _ in handle)
+            package_lines[package] += sum(1 for _line in handle)
         functions.extend((path, name, line, length) for name, line, length in function_lengths(path))
     scores = complexities(paths)
     rows = []
@@ -115,7 +115,7 @@ def shape(paths, top):
         "files": len(files),
         "functions": len(rows),
         "packages": {name: {"files": packages[name], "lines": package_lines[name]} for name in sorted(packages)},
-        "grades": {letter: grades.get(letter, 0) for letter, _ in GRADES},
+        "grades": {letter: grades.get(letter, 0) for letter, _limit in GRADES},
         "over_10": sum(1 for row in rows if row["complexity"] > 10),
         "largest": sorted(rows, key=lambda row: -row["lines"])[:top],
         "most_complex": sorted(rows, key=lambda row: -row["complexity"])[:top],

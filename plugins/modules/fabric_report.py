@@ -127,6 +127,25 @@ options:
         route, in the forwarding tables OpenSM programmed), orders hosts by leaf and port, and counts the
         topology's C(switch_counter_violations) as failures like host ones.
     type: dict
+  phy:
+    description:
+      - The physical layer's verdict as the C(fabric_validate) PHY stage hands it over (the C(phy_verdict) filter over
+        M(ibtune.fabric.ib_phy) readings before and after the passes; docs/phy.md).
+      - Adds C(phy_findings) naming each cable (both ends, switch port, serial); an error fails the validation,
+        warnings (pre-failure signals) are listed in every report file.
+    type: dict
+  checks:
+    description:
+      - Checks of other suites to report with the pairs, e.g. M(ibtune.fabric.nccl_verdict)'s C(checks) (the
+        multi-node NCCL check) - C({suite, name, kind, passed, message, hosts, figures, culprits}).
+      - A failed check fails the report; each culprit C({host, reason, failure_kind}) is a failed host, the other
+        hosts of the checks passed hosts. They appear in every file (a JUnit testsuite per suite, a section of
+        summary.md and report.html, C(ibtune_check_passed) in ibtune.prom). Without pair results the report is the
+        checks' alone.
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.2.0
   dest:
     description: Controller directory for the report files; created when missing.
     type: path
@@ -314,6 +333,19 @@ switch_counter_violations:
   returned: when O(topology) is given
   type: list
   elements: dict
+phy_findings:
+  description: The PHY findings from O(phy), errors first (check, severity, cable, serials, end, peer, msg); an error
+    fails the validation.
+  returned: when O(phy) is given
+  type: list
+  elements: dict
+  sample:
+    - check: raw_ber_outlier
+      severity: warning
+      cable: "gpu02 mlx5_1 <-> leaf4 p2 (serial MT2412FT01234)"
+      msg: "cable gpu02 mlx5_1 <-> leaf4 p2 (serial MT2412FT01234): lane 2 raw (pre-FEC) BER 2e-07 over the 31 s of the
+        validation is an outlier (400x the median): the fabric's 100 Gb/s lanes sit at a median of 5e-10; FEC still
+        corrects it, the cable or module is degrading"
 regressions:
   description: Links below C((1 - regression_tolerance) x) their baseline median.
   returned: always
@@ -383,6 +415,8 @@ ARGUMENT_SPEC = dict(
     fail_on_failure=dict(type="bool", default=True),
     run_id=dict(type="str"),
     topology=dict(type="dict"),
+    phy=dict(type="dict"),
+    checks=dict(type="list", elements="dict", default=[]),
 )
 
 

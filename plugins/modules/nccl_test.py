@@ -13,16 +13,23 @@ module: nccl_test
 short_description: Measure NCCL collective bandwidth with nccl-tests or a built-in torch.distributed benchmark
 version_added: 0.1.0
 description:
-  - C(backend=nccl_tests) runs nccl-tests binaries (C(all_reduce_perf)...), optionally under a launcher such as
-    C(mpirun) for several nodes, and parses their table (old and new layouts, stray NCCL lines) or their C(-J) JSON.
+  - C(backend=nccl_tests) runs nccl-tests binaries (C(all_reduce_perf)...) and parses their table (old and new
+    layouts, stray NCCL lines) or their C(-J) JSON.
+  - "Several nodes: I(launch) builds the launcher's argv (C(module_utils/nccl/launch.py)): C(srun --mpi=pmix|pmi2)
+    over I(hosts), C(mpirun) with a hostfile written from I(hosts), or C(torchrun) (one agent per node; under srun
+    with I(torchrun_under_srun)). Ranks per node are I(ranks_per_node), else the NVIDIA GPUs found under
+    I(sysfs_root)C(/bus/pci/devices) on the launch host."
   - C(backend=torch) runs a built-in torch.distributed benchmark with the node's Python that has PyTorch, one process
-    per GPU, for C(all_reduce), C(all_gather) and C(reduce_scatter), timed with CUDA events; busbw follows
-    nccl-tests' formulas (all_reduce x 2(n-1)/n, all_gather and reduce_scatter x (n-1)/n).
+    per GPU (or one rank of a C(torchrun) launch), for C(all_reduce), C(all_gather), C(reduce_scatter) and
+    C(alltoall), timed with CUDA events; busbw follows nccl-tests' formulas (all_reduce x 2(n-1)/n, the others
+    x (n-1)/n).
     torch's all_reduce works in place, so that figure is an in-place one.
   - NCCL's log (C(NCCL_DEBUG=INFO) unless I(nccl_debug) says otherwise) is parsed for the network NCCL used
     (C(transport)), GPUDirect RDMA and the NCCL version; I(log_file) keeps it for M(ibtune.fabric.nccl_log_check).
-  - Fails with one sentence when the benchmark fails, a result is wrong, or the bus bandwidth at the largest size
-    is below I(min_busbw).
+  - I(expect) is the plan's word on what NCCL must use (transport, NICs, GPUDirect RDMA, per host); any host whose
+    ranks logged otherwise fails the run (C(transport_problems)).
+  - Fails with one sentence when the benchmark fails, a result is wrong, NCCL did not do what I(expect) says, or
+    the bus bandwidth at the largest size is below I(min_busbw).
 options:
   backend:
     description: What runs the collectives.
@@ -32,7 +39,7 @@ options:
   collectives:
     description:
       - Collectives to run, in order; the first one is the one C(rows), C(max_size_busbw) and I(min_busbw) refer to.
-      - C(backend=torch) supports C(all_reduce), C(all_gather) and C(reduce_scatter).
+      - C(backend=torch) supports C(all_reduce), C(all_gather), C(reduce_scatter) and C(alltoall).
     type: list
     elements: str
     default: [all_reduce]
@@ -71,10 +78,106 @@ options:
     default: 5
   launcher:
     description:
-      - Argv put in front of the nccl-tests command, e.g. C([mpirun, -np, "16", -N, "8", --hostfile, /etc/hosts.mpi]).
+      - With I(launch=none), argv put in front of the command, e.g. a wrapper. For a launcher use I(launch).
     type: list
     elements: str
     default: []
+  launch:
+    description:
+      - The launcher that starts every rank of the group from this host; C(none) runs the command here only.
+    type: str
+    choices: [none, srun, mpirun, torchrun]
+    default: none
+    version_added: 0.3.0
+  hosts:
+    description: The group's nodes, in rank order (inventory names the launcher can reach).
+    type: list
+    elements: str
+    default: []
+    version_added: 0.3.0
+  ranks_per_node:
+    description: Ranks (one per GPU) on each node; default every NVIDIA GPU found on this host.
+    type: int
+    version_added: 0.3.0
+  srun_mpi:
+    description: The PMI srun hands nccl-tests' MPI build (C(--mpi=)).
+    type: str
+    choices: [pmix, pmi2]
+    default: pmix
+    version_added: 0.3.0
+  launch_executable:
+    description: The launcher binary (default C(srun), C(mpirun) or C(torchrun) on C(PATH)).
+    type: str
+    version_added: 0.3.0
+  launch_args:
+    description: More launcher arguments (after the ones the module builds, before the program).
+    type: list
+    elements: str
+    default: []
+    version_added: 0.3.0
+  hostfile:
+    description: Where the mpirun hostfile (C(host slots=N) lines from I(hosts)) is written; default a temporary file.
+    type: path
+    version_added: 0.3.0
+  partition:
+    description: srun C(--partition).
+    type: str
+    version_added: 0.3.0
+  account:
+    description: srun C(--account).
+    type: str
+    version_added: 0.3.0
+  time_limit_min:
+    description: srun C(--time) in minutes.
+    type: int
+    version_added: 0.3.0
+  rdzv_port:
+    description: torchrun's c10d rendezvous port on the first host.
+    type: int
+    default: 29400
+    version_added: 0.3.0
+  rdzv_id:
+    description: torchrun's rendezvous id (one per run).
+    type: str
+    default: ibtune-nccl
+    version_added: 0.3.0
+  node_rank:
+    description: torchrun C(--node-rank) for this node's agent (without it c10d numbers the nodes).
+    type: int
+    version_added: 0.3.0
+  torchrun_under_srun:
+    description: Start one torchrun agent per node with srun (C(srun --ntasks-per-node=1 torchrun ...)).
+    type: bool
+    default: false
+    version_added: 0.3.0
+  torch_script:
+    description:
+      - Where the torch benchmark is written (default a temporary file); with several nodes it must be a path every
+        node has (write it there first with I(install_only)).
+    type: path
+    version_added: 0.3.0
+  install_only:
+    description: Only write the torch benchmark to I(torch_script) (changed when its content changed) and return.
+    type: bool
+    default: false
+    version_added: 0.3.0
+  sysfs_root:
+    description: Root of sysfs, where the NVIDIA GPUs are counted (C(bus/pci/devices)).
+    type: path
+    default: /sys
+    version_added: 0.3.0
+  expect:
+    description:
+      - What NCCL's log must show, from the plan - C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
+        C([mlx5_0])), C(gdr) (true/false), C(hosts) (default I(hosts)). Empty checks nothing.
+    type: dict
+    default: {}
+    version_added: 0.3.0
+  nccl_debug_subsys:
+    description: C(NCCL_DEBUG_SUBSYS) with I(nccl_debug) (INIT for the network and channels, ENV, NET); empty leaves it.
+    type: str
+    default: INIT,ENV,NET
+    version_added: 0.3.0
   extra_args:
     description: More nccl-tests arguments, as a list.
     type: list
@@ -141,16 +244,26 @@ EXAMPLES = r"""
     min_busbw: 339.7
     log_file: /var/log/ibtune/nccl_torch.log
 
-- name: Two nodes with nccl-tests under mpirun
+- name: Two nodes with nccl-tests under mpirun (hostfile from the inventory, 8 ranks per node from the GPUs found)
   ibtune.fabric.nccl_test:
     tests_dir: /opt/nccl-tests/build
     collectives: [all_reduce]
-    launcher: [mpirun, -np, "16", -N, "8", --host, "node1,node2"]
-    gpus: 1
+    launch: mpirun
+    hosts: [node1, node2]
     min_bytes: 1G
     max_bytes: 16G
-    json_output: true
     min_busbw: 400
+    expect: {transport: IB, hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7]}
+
+- name: One rail of a pair under Slurm, NCCL pinned to the rail, Ring/Simple
+  ibtune.fabric.nccl_test:
+    tests_dir: /opt/nccl-tests/build
+    launch: srun
+    srun_mpi: pmix
+    hosts: [node1, node2]
+    ranks_per_node: 1
+    env: {NCCL_IB_HCA: "=mlx5_0:1", NCCL_ALGO: Ring, NCCL_PROTO: Simple}
+    expect: {transport: IB, hcas: [mlx5_0]}
 """
 
 RETURN = r"""
@@ -231,313 +344,80 @@ log_file:
   description: Where the output was written.
   returned: when I(log_file) was given
   type: str
+transport_problems:
+  description: Where NCCL's log differs from I(expect), one C({host, kind, message}) per host and kind.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{host: node3, kind: transport, message: "node3 used Socket (NET/IB : No device found), the plan wants IB"}]
+per_host:
+  description: What each host's ranks logged (transports, ib_devices, gdr, net_channels, gdr_channels, ...).
+  returned: success or benchmark failure with output
+  type: dict
+ranks_per_node:
+  description: Ranks started on each node (I(ranks_per_node) or the GPUs found).
+  returned: when I(launch) is not C(none)
+  type: int
+gpus_found:
+  description: NVIDIA GPUs found under I(sysfs_root) on this host.
+  returned: success or benchmark failure with output
+  type: int
 """
 
-import json
-import os
 import sys
-import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import nccl_tests
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.torch_backend import SCRIPT
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import run as nccl_run
 
-TORCH_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
-
-
-def _run(module, argv, env, timeout):
-    """Run argv (no shell) under coreutils' timeout; NCCL logs to stdout, Python to stderr: keep both."""
-    wrapper = module.get_bin_path("timeout")
-    full = ([wrapper, "--kill-after=30", str(timeout)] if wrapper else []) + list(argv)
-    rc, out, err = module.run_command(full, environ_update=env)
-    text = out + (("\n" + err) if err else "")
-    if wrapper and rc in (124, 137):
-        return rc, text, "timed out after %d s" % timeout
-    if rc == 127 and not out:
-        return rc, text, "cannot start %s" % argv[0]
-    return rc, text, None
-
-
-def _tail(text, lines=8):
-    return " | ".join(line for line in text.strip().splitlines()[-lines:])
-
-
-def run_nccl_tests(module, params, env):
-    results = {}
-    output = []
-    cmd = []
-    for collective in params["collectives"]:
-        binary = params["executable"] or "%s_perf" % collective
-        if params["tests_dir"] and os.sep not in binary:
-            binary = os.path.join(params["tests_dir"], binary)
-        path = binary if os.sep in binary else module.get_bin_path(binary)
-        if not path or not os.path.exists(path):
-            module.fail_json(
-                msg="nccl-tests binary %s not found on %s: install nccl-tests, set tests_dir or executable, "
-                "or use backend=torch" % (binary, "PATH" if os.sep not in binary else "the node"),
-                cmd=[binary],
-            )
-        cmd = list(params["launcher"]) + [
-            path,
-            "-b",
-            str(params["min_bytes"]),
-            "-e",
-            str(params["max_bytes"]),
-            "-f",
-            str(params["step_factor"]),
-            "-g",
-            str(params["gpus"] or 1),
-            "-n",
-            str(params["iters"]),
-            "-w",
-            str(params["warmup_iters"]),
-        ]
-        if params["average"] != "avg":
-            cmd += ["-a", str(nccl_tests.AVERAGE_CODES[params["average"]])]
-        json_path = None
-        if params["json_output"]:
-            json_path = os.path.join(module.tmpdir, "%s.json" % collective)
-            cmd += ["-J", json_path]
-        cmd += list(params["extra_args"])
-        rc, out, err = _run(module, cmd, env, params["timeout"])
-        output.append(out)
-        parsed = nccl_tests.parse_text(out)
-        if json_path and os.path.exists(json_path):
-            with open(json_path) as handle:
-                parsed = nccl_tests.parse_json(handle.read())
-        summary = nccl_tests.summarize(parsed)
-        results[collective] = dict(
-            parsed,
-            **summary,
-            rc=rc,
-            cmd=cmd,
-            error=err,
-        )
-    return results, "\n".join(output), cmd
-
-
-def run_torch(module, params, env):
-    for collective in params["collectives"]:
-        if collective not in TORCH_COLLECTIVES:
-            module.fail_json(
-                msg="backend=torch runs %s, not %s: pick from those or use backend=nccl_tests"
-                % (", ".join(TORCH_COLLECTIVES), collective)
-            )
-    sizes = nccl_tests.size_series(params["min_bytes"], params["max_bytes"], params["step_factor"])
-    script = os.path.join(module.tmpdir, "ibtune_nccl_torch.py")
-    with open(script, "w") as handle:
-        handle.write(SCRIPT)
-    out_json = os.path.join(module.tmpdir, "ibtune_nccl_torch.json")
-    cfg = {
-        "collectives": params["collectives"],
-        "sizes": sizes,
-        "warmup": params["warmup_iters"],
-        "iters": params["iters"],
-        "nproc": params["gpus"],
-        "average": params["average"],
-        "out": out_json,
-    }
-    python = params["python_executable"] or sys.executable
-    cmd = [python, script, json.dumps(cfg)]
-    rc, out, err = _run(module, cmd, env, params["timeout"])
-    results = {}
-    doc = None
-    if rc == 0 and os.path.exists(out_json):
-        with open(out_json) as handle:
-            doc = json.load(handle)
-    for collective in params["collectives"]:
-        rows = []
-        if doc:
-            for row in doc["results"].get(collective, []):
-                in_place = row.pop("in_place", False)
-                row.update(
-                    {
-                        "in_place_time_us": None,
-                        "in_place_algbw": None,
-                        "in_place_busbw": None,
-                        "in_place_wrong": None,
-                    }
-                )
-                row["measured_in_place"] = in_place
-                rows.append(row)
-        parsed = {
-            "rows": rows,
-            "avg_busbw": None,
-            "out_of_bounds": None,
-            "nranks": doc["world_size"] if doc else None,
-            "hosts": [doc["host"]] if doc else [],
-            "nccl_version_code": None,
-        }
-        results[collective] = dict(parsed, **nccl_tests.summarize(parsed), rc=rc, cmd=cmd, error=err)
-    return results, out, cmd, doc
+ARGUMENT_SPEC = dict(
+    backend=dict(type="str", choices=["nccl_tests", "torch"], default="nccl_tests"),
+    collectives=dict(type="list", elements="str", default=["all_reduce"]),
+    executable=dict(type="str"),
+    tests_dir=dict(type="path"),
+    min_bytes=dict(type="str", default="8M"),
+    max_bytes=dict(type="str", default="1G"),
+    step_factor=dict(type="int", default=2),
+    gpus=dict(type="int"),
+    iters=dict(type="int", default=20),
+    warmup_iters=dict(type="int", default=5),
+    launcher=dict(type="list", elements="str", default=[]),
+    launch=dict(type="str", choices=["none", "srun", "mpirun", "torchrun"], default="none"),
+    hosts=dict(type="list", elements="str", default=[]),
+    ranks_per_node=dict(type="int"),
+    srun_mpi=dict(type="str", choices=["pmix", "pmi2"], default="pmix"),
+    launch_executable=dict(type="str"),
+    launch_args=dict(type="list", elements="str", default=[]),
+    hostfile=dict(type="path"),
+    partition=dict(type="str"),
+    account=dict(type="str"),
+    time_limit_min=dict(type="int"),
+    rdzv_port=dict(type="int", default=29400),
+    rdzv_id=dict(type="str", default="ibtune-nccl"),
+    node_rank=dict(type="int"),
+    torchrun_under_srun=dict(type="bool", default=False),
+    torch_script=dict(type="path"),
+    install_only=dict(type="bool", default=False),
+    sysfs_root=dict(type="path", default="/sys"),
+    expect=dict(type="dict", default={}),
+    extra_args=dict(type="list", elements="str", default=[]),
+    env=dict(type="dict", default={}),
+    nccl_debug=dict(type="str", default="INFO"),
+    nccl_debug_subsys=dict(type="str", default="INIT,ENV,NET"),
+    json_output=dict(type="bool", default=False),
+    python_executable=dict(type="path"),
+    timeout=dict(type="int", default=900),
+    log_file=dict(type="path"),
+    min_busbw=dict(type="float"),
+    average=dict(type="str", choices=["avg", "rank0", "min", "max"], default="avg"),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            backend=dict(type="str", choices=["nccl_tests", "torch"], default="nccl_tests"),
-            collectives=dict(type="list", elements="str", default=["all_reduce"]),
-            executable=dict(type="str"),
-            tests_dir=dict(type="path"),
-            min_bytes=dict(type="str", default="8M"),
-            max_bytes=dict(type="str", default="1G"),
-            step_factor=dict(type="int", default=2),
-            gpus=dict(type="int"),
-            iters=dict(type="int", default=20),
-            warmup_iters=dict(type="int", default=5),
-            launcher=dict(type="list", elements="str", default=[]),
-            extra_args=dict(type="list", elements="str", default=[]),
-            env=dict(type="dict", default={}),
-            nccl_debug=dict(type="str", default="INFO"),
-            json_output=dict(type="bool", default=False),
-            python_executable=dict(type="path"),
-            timeout=dict(type="int", default=900),
-            log_file=dict(type="path"),
-            min_busbw=dict(type="float"),
-            average=dict(type="str", choices=["avg", "rank0", "min", "max"], default="avg"),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    if not params["collectives"]:
-        module.fail_json(msg="collectives is empty: name at least one, e.g. [all_reduce]")
-    if params["executable"] and len(params["collectives"]) > 1:
-        module.fail_json(
-            msg="executable runs one collective, but collectives lists %d: drop one" % len(params["collectives"])
-        )
-    for key in ("min_bytes", "max_bytes"):
-        try:
-            nccl_tests.parse_size(params[key])
-        except ValueError as exc:
-            module.fail_json(msg="%s: %s" % (key, exc))
-    try:
-        nccl_tests.size_series(params["min_bytes"], params["max_bytes"], params["step_factor"])
-    except ValueError as exc:
-        module.fail_json(
-            msg="min_bytes=%s max_bytes=%s step_factor=%s: %s"
-            % (params["min_bytes"], params["max_bytes"], params["step_factor"], exc)
-        )
-    for collective in params["collectives"]:
-        try:
-            nccl_tests.bus_factor(collective, 2)
-        except ValueError as exc:
-            module.fail_json(msg=str(exc))
-
-    env = {str(k): str(v) for k, v in params["env"].items()}
-    if params["nccl_debug"]:
-        env["NCCL_DEBUG"] = params["nccl_debug"]
-    if module.check_mode:
-        module.exit_json(
-            changed=False,
-            skipped=False,
-            msg="check mode: would run %s backend for %s" % (params["backend"], ", ".join(params["collectives"])),
-            rows=[],
-            collectives={},
-            transport=None,
-            transports=[],
-            fallback=False,
-            gdr=False,
-            nccl_version=None,
-            nccl_warnings=[],
-            passed=True,
-            avg_busbw=None,
-            cmd=[],
-        )
-
-    started = time.time()
-    doc = None
-    if params["backend"] == "torch":
-        results, output, cmd, doc = run_torch(module, params, env)
-    else:
-        results, output, cmd = run_nccl_tests(module, params, env)
-    if params["log_file"]:
-        directory = os.path.dirname(params["log_file"])
-        if directory and not os.path.isdir(directory):
-            os.makedirs(directory)
-        with open(params["log_file"], "w") as handle:
-            handle.write(output)
-
-    log = nccl_log.parse(output, path=params["log_file"] or "output")
-    first = results[params["collectives"][0]]
-    nccl_version = None
-    if log["nccl_versions"]:
-        nccl_version = log["nccl_versions"][-1]
-    elif doc:
-        nccl_version = doc.get("nccl_version")
-    elif first.get("nccl_version_code"):
-        nccl_version = nccl_tests.version_from_code(first["nccl_version_code"])
-
-    warnings = ["%s:%d %s" % (w["path"], w["line"], w["message"]) for w in log["warnings"]]
-    failures = []
-    collectives = {}
-    for name, res in results.items():
-        collectives[name] = {
-            "rows": res["rows"],
-            "max_size_bytes": res["max_size_bytes"],
-            "max_size_busbw": res["max_size_busbw"],
-            "avg_busbw": res["avg_busbw"],
-            "rc": res["rc"],
-            "cmd": res["cmd"],
-        }
-        if res["rc"] != 0:
-            failures.append(
-                "%s exited %s%s: %s"
-                % (name, res["rc"], " (%s)" % res["error"] if res["error"] else "", _tail(output) or "no output")
-            )
-        elif not res["rows"]:
-            failures.append("%s printed no result rows: %s" % (name, _tail(output) or "no output"))
-        if res.get("wrong_total"):
-            failures.append("%s returned %d wrong elements: NCCL computed wrong results" % (name, res["wrong_total"]))
-        if res.get("out_of_bounds"):
-            warnings.append("%s: %d out-of-bounds values" % (name, res["out_of_bounds"]))
-
-    result = dict(
-        changed=False,
-        backend=params["backend"],
-        rows=first["rows"],
-        max_size_bytes=first["max_size_bytes"],
-        max_size_busbw=first["max_size_busbw"],
-        avg_busbw=first["avg_busbw"],
-        collectives=collectives,
-        transport=log["transports"][0] if log["transports"] else None,
-        transports=log["transports"],
-        networks=log["networks"],
-        fallback=log["fallback"],
-        gdr=log["gdr"],
-        nccl_version=nccl_version,
-        nranks=first.get("nranks"),
-        nccl_warnings=warnings,
-        cmd=cmd,
-        elapsed_s=round(time.time() - started, 1),
-    )
-    if doc:
-        result["torch_version"] = doc.get("torch_version")
-        result["gpus"] = doc.get("gpus")
-    if params["log_file"]:
-        result["log_file"] = params["log_file"]
-    host = (first.get("hosts") or log["hosts"] or ["the node"])[0]
-    first_name = params["collectives"][0]
-    gate = params["min_busbw"]
-    if gate is not None and first["max_size_busbw"] is not None and not failures and first["max_size_busbw"] < gate:
-        failures.append(
-            "%s busbw %.1f GB/s at %s on %s is below min_busbw %.1f GB/s (NCCL used %s): check the fabric, "
-            "NCCL's configuration and the GPUs' clocks"
-            % (
-                first_name,
-                first["max_size_busbw"],
-                nccl_tests.fmt_size(first["max_size_bytes"]),
-                host,
-                params["min_busbw"],
-                result["transport"] or "an unknown network",
-            )
-        )
-    result["passed"] = not failures
-    if failures:
-        module.fail_json(msg="; ".join(failures), **result)
-    module.exit_json(
-        msg=nccl_tests.summary_message(params["backend"], host, result["transport"], collectives), **result
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    result, failure = nccl_run.run(module.params, nccl_run.ModuleRunner(module, sys.executable), module.check_mode)
+    if failure:
+        module.fail_json(msg=failure, **result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ attributes:
   diff_mode:
     support: none
   idempotent:
+    description: When run twice in a row with the same arguments, the second run reports no change.
     support: none
     details: Every run makes a new folder, by design.
 options:

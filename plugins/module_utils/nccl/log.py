@@ -68,69 +68,143 @@ def _empty_result():
         "nccl_versions": [],
         "warnings": [],
         "hosts": [],
+        "per_host": {},
         "lines": 0,
     }
 
 
 def parse(text, path=None):
-    """Parse one log. Returns a dict (see parse_many for the merged form)."""
+    """Parse one log. Returns a dict (see parse_many for the merged form); ``per_host`` holds, for each host
+    that logged, what its ranks chose (transports, ib_devices, gdr, net_channels, ib_no_device, ib_disabled)."""
     result = _empty_result()
     for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r")
-        match = _LINE_RE.match(line)
-        if not match:
-            version = _VERSION_RE.search(line)
-            if version and line.lstrip().startswith("NCCL version"):
-                _add(result["nccl_versions"], version.group("version"))
-            continue
-        result["lines"] += 1
-        host = match.group("host").strip()
-        _add(result["hosts"], host)
-        msg = match.group("msg").strip()
-        where = {"path": path, "line": lineno, "host": host}
-        if match.group("level") == "WARN":
-            item = dict(where, message=msg, source=match.group("src"), text=line)
-            result["warnings"].append(item)
-            continue
-        version = _VERSION_RE.search(msg)
-        if version and msg.startswith("NCCL version"):
-            _add(result["nccl_versions"], version.group("version"))
-            continue
-        network = _NETWORK_RE.match(msg)
-        if network:
-            name = network.group("net")
-            _add(result["networks"], name)
-            _add(result["transports"], family(name))
-            continue
-        if re.match(r"^NET/IB\s*:\s*No device found", msg):
-            result["ib_no_device"].append(dict(where, text=msg))
-            continue
-        ib_using = _IB_USING_RE.match(msg)
-        if ib_using:
-            for dev in _IB_DEV_RE.finditer(ib_using.group("devs")):
-                _add(result["ib_devices"], "%s:%s/%s" % (dev.group("dev"), dev.group("port"), dev.group("kind")))
-            continue
-        sock = _SOCKET_USING_RE.match(msg)
-        if sock:
-            for iface in _SOCKET_IF_RE.finditer(sock.group("ifs")):
-                _add(result["socket_interfaces"], iface.group("if"))
-            continue
-        env = _ENV_RE.match(msg)
-        if env:
-            name, value = env.group("name"), env.group("value")
-            result["env"][name] = value
-            if name == "NCCL_IB_DISABLE" and value.strip() not in ("0", ""):
-                result["ib_disabled"].append(dict(where, text=msg))
-            continue
-        if "GDRDMA" in msg or re.search(r"GPU Direct RDMA Enabled", msg):
-            result["gdr"] = True
-        for via in _CHANNEL_VIA_RE.finditer(msg):
-            key = via.group("path")
-            result["channel_paths"][key] = result["channel_paths"].get(key, 0) + 1
+        _parse_line(result, raw.rstrip("\r"), lineno, path)
     _infer_transports(result)
+    for entry in result["per_host"].values():
+        _infer_transports(entry)
     result["nccl_versions"].sort(key=_version_key)
     result["fallback"] = bool(result["ib_no_device"]) and "Socket" in result["transports"]
     return result
+
+
+def _parse_line(result, line, lineno, path):
+    match = _LINE_RE.match(line)
+    if not match:
+        version = _VERSION_RE.search(line)
+        if version and line.lstrip().startswith("NCCL version"):
+            _add(result["nccl_versions"], version.group("version"))
+        return
+    result["lines"] += 1
+    host = match.group("host").strip()
+    _add(result["hosts"], host)
+    entry = _host_entry(result, host)
+    entry["lines"] += 1
+    msg = match.group("msg").strip()
+    where = {"path": path, "line": lineno, "host": host}
+    if match.group("level") == "WARN":
+        result["warnings"].append(dict(where, message=msg, source=match.group("src"), text=line))
+        return
+    for handler in _HANDLERS:
+        if handler(result, entry, msg, where):
+            return
+    _channel(result, entry, msg)
+
+
+def _host_entry(result, host):
+    if host not in result["per_host"]:
+        result["per_host"][host] = {
+            "transports": [],
+            "networks": [],
+            "ib_devices": [],
+            "socket_interfaces": [],
+            "gdr": False,
+            "net_channels": 0,
+            "gdr_channels": 0,
+            "channel_kinds": {},
+            "ib_no_device": False,
+            "ib_disabled": False,
+            "lines": 0,
+        }
+    return result["per_host"][host]
+
+
+def _version(result, entry, msg, where):
+    version = _VERSION_RE.search(msg)
+    if version and msg.startswith("NCCL version"):
+        _add(result["nccl_versions"], version.group("version"))
+        return True
+    return False
+
+
+def _network(result, entry, msg, where):
+    network = _NETWORK_RE.match(msg)
+    if not network:
+        return False
+    name = network.group("net")
+    for target in (result, entry):
+        _add(target["networks"], name)
+        _add(target["transports"], family(name))
+    return True
+
+
+def _no_device(result, entry, msg, where):
+    if not re.match(r"^NET/IB\s*:\s*No device found", msg):
+        return False
+    result["ib_no_device"].append(dict(where, text=msg))
+    entry["ib_no_device"] = True
+    return True
+
+
+def _ib_using(result, entry, msg, where):
+    ib_using = _IB_USING_RE.match(msg)
+    if not ib_using:
+        return False
+    for dev in _IB_DEV_RE.finditer(ib_using.group("devs")):
+        name = "%s:%s/%s" % (dev.group("dev"), dev.group("port"), dev.group("kind"))
+        _add(result["ib_devices"], name)
+        _add(entry["ib_devices"], name)
+    return True
+
+
+def _socket_using(result, entry, msg, where):
+    sock = _SOCKET_USING_RE.match(msg)
+    if not sock:
+        return False
+    for iface in _SOCKET_IF_RE.finditer(sock.group("ifs")):
+        _add(result["socket_interfaces"], iface.group("if"))
+        _add(entry["socket_interfaces"], iface.group("if"))
+    return True
+
+
+def _env(result, entry, msg, where):
+    env = _ENV_RE.match(msg)
+    if not env:
+        return False
+    name, value = env.group("name"), env.group("value")
+    result["env"][name] = value
+    if name == "NCCL_IB_DISABLE" and value.strip() not in ("0", ""):
+        result["ib_disabled"].append(dict(where, text=msg))
+        entry["ib_disabled"] = True
+    return True
+
+
+_HANDLERS = (_version, _network, _no_device, _ib_using, _socket_using, _env)
+
+
+def _channel(result, entry, msg):
+    """Channel lines ('... via NET/IB/0/GDRDMA', 'via P2P/CUMEM') and GPUDirect RDMA mentions."""
+    if "GDRDMA" in msg or re.search(r"GPU Direct RDMA Enabled", msg):
+        result["gdr"] = True
+        entry["gdr"] = True
+    for via in _CHANNEL_VIA_RE.finditer(msg):
+        key = via.group("path")
+        result["channel_paths"][key] = result["channel_paths"].get(key, 0) + 1
+        kind = key.split("/", 1)[0]
+        entry["channel_kinds"][kind] = entry["channel_kinds"].get(kind, 0) + 1
+        if key.startswith("NET/"):
+            entry["net_channels"] += 1
+            if key.endswith("/GDRDMA"):
+                entry["gdr_channels"] += 1
 
 
 def _infer_transports(result):
@@ -169,11 +243,25 @@ def parse_many(sources):
         for key, count in one["channel_paths"].items():
             merged["channel_paths"][key] = merged["channel_paths"].get(key, 0) + count
         merged["env"].update(one["env"])
+        for host, entry in one["per_host"].items():
+            _merge_host(_host_entry(merged, host), entry)
         merged["gdr"] = merged["gdr"] or one["gdr"]
         merged["lines"] += one["lines"]
     merged["nccl_versions"].sort(key=_version_key)
     merged["fallback"] = bool(merged["ib_no_device"]) and "Socket" in merged["transports"]
     return merged
+
+
+def _merge_host(into, entry):
+    for key in ("transports", "networks", "ib_devices", "socket_interfaces"):
+        for value in entry[key]:
+            _add(into[key], value)
+    for key in ("net_channels", "gdr_channels", "lines"):
+        into[key] += entry[key]
+    for kind, count in entry["channel_kinds"].items():
+        into["channel_kinds"][kind] = into["channel_kinds"].get(kind, 0) + count
+    for key in ("gdr", "ib_no_device", "ib_disabled"):
+        into[key] = into[key] or entry[key]
 
 
 def _where(item):
@@ -229,6 +317,96 @@ def check_transport(result, expect):
         expect,
         (": " + reason) if reason else "",
     )
+
+
+def hca_names(devices):
+    """'mlx5_0:1/IB' -> 'mlx5_0' for each entry, sorted, duplicates dropped."""
+    return sorted(set(str(d).split(":", 1)[0].split("/", 1)[0] for d in devices or []))
+
+
+def check_expectations(result, expect):
+    """Problems (one dict per host and kind) where what NCCL logged differs from the run's plan.
+
+    expect: {hosts: [...], transport: IB|Socket|None, hcas: [dev, ...] | None, gdr: True|False|None,
+    channels: P2P|SHM|NET|None (every channel a host logged must go that way: P2P for NVLink inside a node)}. Each
+    problem is {host, kind (no_log|transport|hca|gdr|channels), message}. A host of the plan that logged nothing
+    is a problem (its ranks did not get NCCL_DEBUG, or never started); GPUDirect is judged only where NET channels
+    were logged."""
+    problems = []
+    per_host = result.get("per_host") or {}
+    for host in expect.get("hosts") or sorted(per_host):
+        entry = per_host.get(host)
+        if entry is None:
+            problems.append(
+                {
+                    "host": host,
+                    "kind": "no_log",
+                    "message": "%s logged no NCCL line: its ranks did not get NCCL_DEBUG=INFO or never started" % host,
+                }
+            )
+            continue
+        problems.extend(_host_problems(host, entry, expect))
+    return problems
+
+
+def _host_problems(host, entry, expect):
+    out = []
+    want = family(expect.get("transport")) if expect.get("transport") else None
+    if want and entry["transports"] != [want]:
+        used = ", ".join(entry["transports"]) or "no network it named"
+        why = ""
+        if entry["ib_disabled"]:
+            why = " (NCCL_IB_DISABLE=1 was set)"
+        elif entry["ib_no_device"]:
+            why = " (NET/IB : No device found)"
+        out.append(
+            {"host": host, "kind": "transport", "message": "%s used %s%s, the plan wants %s" % (host, used, why, want)}
+        )
+    hcas = expect.get("hcas")
+    if hcas is not None and want == "IB" and "IB" in entry["transports"]:
+        used = hca_names(entry["ib_devices"])
+        if used != sorted(set(hcas)):
+            out.append(
+                {
+                    "host": host,
+                    "kind": "hca",
+                    "message": "%s used NIC(s) %s, the plan wants %s: check NCCL_IB_HCA"
+                    % (host, ", ".join(used) or "none", ", ".join(sorted(set(hcas)))),
+                }
+            )
+    out += _channel_problems(host, entry, expect.get("channels"))
+    gdr = expect.get("gdr")
+    if gdr is not None and entry["net_channels"]:
+        has = entry["gdr_channels"] > 0
+        if has != bool(gdr):
+            out.append(
+                {
+                    "host": host,
+                    "kind": "gdr",
+                    "message": "%s %s GPUDirect RDMA on its %d NET channel(s), the plan wants it %s"
+                    % (host, "used" if has else "did not use", entry["net_channels"], "on" if gdr else "off"),
+                }
+            )
+    return out
+
+
+def _channel_problems(host, entry, want):
+    if not want:
+        return []
+    kinds = entry["channel_kinds"]
+    others = dict((k, n) for k, n in kinds.items() if k != want)
+    if kinds.get(want) and not others:
+        return []
+    seen = (
+        ", ".join("%d via %s" % (n, k) for k, n in sorted(kinds.items())) or "no channel line (NCCL_DEBUG_SUBSYS=INIT)"
+    )
+    return [
+        {
+            "host": host,
+            "kind": "channels",
+            "message": "%s connected %s, the plan wants every channel via %s" % (host, seen, want),
+        }
+    ]
 
 
 def prom_metrics(host, result, busbw=None, timestamp=None):

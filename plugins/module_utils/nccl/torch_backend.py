@@ -4,20 +4,26 @@
 """The torch.distributed benchmark that nccl_test's ``backend: torch`` runs on the node.
 
 SCRIPT is written to a temporary file by the module and run with the node's Python that has
-torch (``python_executable``). It spawns one process per GPU on 127.0.0.1, runs all_reduce,
-all_gather (all_gather_into_tensor) and reduce_scatter (reduce_scatter_tensor) on float32 buffers,
+torch (``python_executable``). Alone it spawns one process per GPU on 127.0.0.1; started by torchrun (RANK,
+WORLD_SIZE, LOCAL_RANK and MASTER_ADDR/PORT in the environment, one agent per node) it is one of the ranks and
+joins the rendezvous torchrun made. It runs all_reduce, all_gather (all_gather_into_tensor), reduce_scatter
+(reduce_scatter_tensor) and alltoall (all_to_all_single) on float32 buffers,
 checks each result once, then times ``iters`` back-to-back calls with CUDA events after ``warmup``
 calls. Each rank's mean time is gathered and combined as nccl-tests' ``-a`` does (``average``: ``avg``, the
 mean over ranks, nccl-tests' default; ``rank0``, ``min`` or ``max``), then ``size`` means
 what it means in nccl-tests: the whole buffer (all_reduce's buffer, all_gather's output,
-reduce_scatter's input); algbw = size / time and busbw = algbw x nccl-tests' factor.
-It writes one JSON document to ``out``; NCCL's own log lines go to stdout as usual.
+reduce_scatter's input, alltoall's buffer); algbw = size / time and busbw = algbw x nccl-tests' factor.
+Rank 0 prints one line ``RESULT_MARKER <JSON document>`` to stdout (with srun or torchrun the launcher gathers
+every node's stdout, so the document reaches the launch host wherever rank 0 ran); NCCL's own log lines go to
+stdout as usual, each rank's with its host name.
 torch.distributed.all_reduce works in place, so its figure is an in-place one.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+RESULT_MARKER = "ibtune-nccl-torch-result: "
 
 SCRIPT = r"""
 import json
@@ -27,6 +33,8 @@ import sys
 import time
 
 
+RESULT_MARKER = "ibtune-nccl-torch-result: "
+
 # nccl-tests -a: 0=RANK0, 1=AVG (its default), 2=MIN, 3=MAX.
 AVERAGES = ("rank0", "avg", "min", "max")
 
@@ -34,6 +42,7 @@ FACTORS = {
     "all_reduce": lambda n: 2.0 * (n - 1) / n,
     "all_gather": lambda n: float(n - 1) / n,
     "reduce_scatter": lambda n: float(n - 1) / n,
+    "alltoall": lambda n: float(n - 1) / n,
 }
 
 
@@ -100,6 +109,20 @@ def bench(torch, dist, rank, world, collective, size, warmup, iters, average="av
             dist.reduce_scatter_tensor(out, inp)
 
         keep = [inp, out]
+    elif collective == "alltoall":
+        total = per_rank * world
+        inp = torch.empty(total, dtype=torch.float32, device="cuda")
+        out = torch.empty(total, dtype=torch.float32, device="cuda")
+        inp.fill_(rank + 1)
+        dist.all_to_all_single(out, inp)
+        expected = torch.arange(1, world + 1, dtype=torch.float32, device="cuda").repeat_interleave(per_rank)
+        wrong = int((out != expected).sum().item())
+        del expected
+
+        def op():
+            dist.all_to_all_single(out, inp)
+
+        keep = [inp, out]
     else:
         raise ValueError("unsupported collective %r" % collective)
     for _ in range(warmup):
@@ -129,7 +152,7 @@ def bench(torch, dist, rank, world, collective, size, warmup, iters, average="av
         "size": size_bytes,
         "count": total,
         "type": "float",
-        "redop": "sum" if collective != "all_gather" else "none",
+        "redop": "sum" if collective in ("all_reduce", "reduce_scatter") else "none",
         "root": -1,
         "time_us": round(time_us, 3),
         "algbw": round(algbw, 3),
@@ -140,19 +163,22 @@ def bench(torch, dist, rank, world, collective, size, warmup, iters, average="av
     }
 
 
-def worker(rank, world, cfg, port):
+def worker(rank, world, cfg, port, local_rank=None):
     import torch
     import torch.distributed as dist
 
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
-    os.environ["RANK"] = str(rank)
-    os.environ["WORLD_SIZE"] = str(world)
-    os.environ["LOCAL_RANK"] = str(rank)
-    torch.cuda.set_device(rank)
+    if port is not None:
+        # alone: this script made the processes, so it makes the rendezvous too (torchrun sets these itself)
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = str(port)
+        os.environ["RANK"] = str(rank)
+        os.environ["WORLD_SIZE"] = str(world)
+        os.environ["LOCAL_RANK"] = str(rank)
+    device = rank if local_rank is None else local_rank
+    torch.cuda.set_device(device)
     kwargs = {"rank": rank, "world_size": world}
     try:
-        dist.init_process_group("nccl", device_id=torch.device("cuda", rank), **kwargs)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", device), **kwargs)
     except TypeError:
         dist.init_process_group("nccl", **kwargs)
     results = {}
@@ -165,6 +191,8 @@ def worker(rank, world, cfg, port):
                 )
             )
         results[collective] = rows
+    hosts = [None] * world
+    dist.all_gather_object(hosts, socket.gethostname())
     if rank == 0:
         version = torch.cuda.nccl.version()
         if isinstance(version, tuple):
@@ -175,16 +203,22 @@ def worker(rank, world, cfg, port):
             "nccl_version": str(version),
             "world_size": world,
             "host": socket.gethostname(),
-            "gpus": [torch.cuda.get_device_name(i) for i in range(world)],
+            "hosts": sorted(set(hosts), key=hosts.index),
+            "gpus": [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())],
             "warmup": cfg["warmup"],
             "iters": cfg["iters"],
             "average": cfg.get("average", "avg"),
             "results": results,
         }
-        with open(cfg["out"], "w") as handle:
-            json.dump(doc, handle)
+        sys.stdout.write(RESULT_MARKER + json.dumps(doc) + "\n")
+        sys.stdout.flush()
     dist.barrier()
     dist.destroy_process_group()
+
+
+def launched():
+    # started by torchrun (or another launcher that sets the torch.distributed variables): one rank of many
+    return all(name in os.environ for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"))
 
 
 def main():
@@ -200,15 +234,22 @@ def main():
         sys.exit(3)
 
     available = torch.cuda.device_count()
-    world = cfg.get("nproc") or available
     if available < 1:
         sys.stderr.write("ibtune-nccl-torch: no CUDA device visible to torch\n")
         sys.exit(3)
-    if world > available:
-        sys.stderr.write("ibtune-nccl-torch: %d GPUs asked for, %d visible\n" % (world, available))
-        sys.exit(3)
     started = time.time()
-    mp.spawn(worker, args=(world, cfg, free_port()), nprocs=world, join=True)
+    if launched():
+        local_rank = int(os.environ["LOCAL_RANK"])
+        if local_rank >= available:
+            sys.stderr.write("ibtune-nccl-torch: local rank %d but %d GPUs visible\n" % (local_rank, available))
+            sys.exit(3)
+        worker(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), cfg, None, local_rank)
+    else:
+        world = cfg.get("nproc") or available
+        if world > available:
+            sys.stderr.write("ibtune-nccl-torch: %d GPUs asked for, %d visible\n" % (world, available))
+            sys.exit(3)
+        mp.spawn(worker, args=(world, cfg, free_port()), nprocs=world, join=True)
     sys.stdout.write("ibtune-nccl-torch: done in %.1f s\n" % (time.time() - started))
 
 

@@ -40,17 +40,18 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     violation_text,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.topology import apply as apply_topology
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict import (
     host_verdicts,
     line_rate_of,
     normalize_host_failures,
-    peer_gate,
     reached_threshold,
     systemic_cause,
     unmeasured_hosts,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import localize
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     fmt_gbps,
@@ -90,6 +91,7 @@ def _message_items(report):
         if h["failure_kind"] not in NAMED_ELSEWHERE
     ]
     items += [f["msg"] for f in report.get("topology_findings") or [] if f.get("severity") == "error"]
+    items += _phy.error_messages(report)
     items += [x["text"] for x in report.get("suspect_cables") or []]
     items += [x["text"] for x in report.get("switch_faults") or []]
     items += [link_text(x) for x in report["suspect_links"]]
@@ -193,6 +195,7 @@ def build_report(results, counter_violations=None, saturated=None, baseline=None
     switch_counter_violations), ``host_rails`` ({host: [rail names]}: a host is PASSED only when each was measured
     and passed), ``switch_groups`` ({host: leaf | {rail: leaf}}, the inventory's), ``lldp`` ({host: lldpd JSON})
     with ``netdevs`` ({host: {device: [netdev]}}): the switch grouping localisation uses (switches.resolve).
+    ``phy`` (the fabric_validate PHY stage's phy_verdict) adds phy_findings (report/phy.py; errors fail the run).
     Raises ValueError (one sentence) on bad settings or inputs.
     """
     unknown = sorted(set(options) - set(OPTIONS))
@@ -232,6 +235,7 @@ OPTIONS = {
     "switch_groups": None,
     "lldp": None,
     "netdevs": None,
+    "phy": None,
 }
 
 
@@ -431,6 +435,8 @@ def _build_report(results, opts):
         fault["text"] = switch_fault_text(fault)
     if opts["topology"] is not None:
         apply_topology(report, opts["topology"])
+    if opts["phy"] is not None:
+        _phy.apply(report, opts["phy"])
     report["headline"] = headline(report)
     report["message"] = (
         "Fabric validation passed: %s" % report["headline"][len("PASSED: ") :]
@@ -467,6 +473,7 @@ def headline(report):
         )
     if t.get("topology_errors"):
         text += ", %s" % _plural(t["topology_errors"], "fabric check error")
+    text += _phy.headline_part(t)
     if t.get("failed_hosts"):
         text += ", %s of %d" % (_plural(t["failed_hosts"], "failed host"), t.get("expected_hosts") or 0)
     return ("PASSED: " if report["passed"] else "FAILED: ") + text

@@ -22,6 +22,8 @@ __metaclass__ = type
 
 import html
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
+
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
 MAX_FAILED_ROWS = 200  # rows of the failed pairs table
 BW_BUCKETS = (1.10, 1.05, 1.0)  # measured / gate: >= 1.10 c0, >= 1.05 c1, >= 1.0 c2, below: failing
@@ -664,6 +666,7 @@ def to_html(report, history=None):
         parts.append('<p class="muted">No pair was measured.</p>')
     parts.append(_counters(report))
     parts.append(_isl_traffic(report))
+    parts.append(_phy.html_section(report, _e))
     parts.append(_failed_pairs(report))
     parts.append(_trends(report, history))
     parts.append(

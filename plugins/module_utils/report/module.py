@@ -17,6 +17,8 @@ import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import load_baseline, update_baseline
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
     report_files,
     render_all,
@@ -99,15 +101,18 @@ def run(params, check_mode=False):
             line_rate_gbps=p.get("line_rate_gbps"),
             in_place=True,
             topology=p.get("topology"),
+            phy=p.get("phy"),
         )
+        # issue 24 hook: checks of other suites (NCCL across nodes) in the same verdict and files
+        attach_checks(report, p.get("checks"))
     except ValueError as exc:
         raise ReportError("fabric_report: %s" % exc)
-    if not report["results"]:
+    if not report["results"] and not report.get("checks"):
         warnings.append(
             "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
         )
 
-    files = render_all(report, history=baseline)
+    files = extend_files(render_all(report, history=baseline), report)
     dest = p["dest"]
     paths = [os.path.join(dest, name) for name in report_files()]
     if not check_mode:
@@ -149,14 +154,18 @@ def run(params, check_mode=False):
     if "suspect_cables" in report:
         result["suspect_cables"] = report["suspect_cables"]
         result["switch_counter_violations"] = report["switch_counter_violations"]
+    if "phy_findings" in report:
+        result["phy_findings"] = report["phy_findings"]
     # Ansible echoes the module arguments back (invocation.module_args) and scans them for secrets:
     # for thousands of pair results that is most of the module's time and a copy nobody reads.
     args = dict(p)
-    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures"):
+    for key in ("results", "counter_violations", "saturated", "expected_hosts", "host_failures", "checks"):
         if isinstance(args.get(key), list) and len(args[key]) > INVOCATION_LIMIT:
             args[key] = "%d entries (not echoed, see report.json)" % len(args[key])
     if args.get("topology") is not None:
         args["topology"] = "(the fabric's topology, not echoed)"
+    if args.get("phy") is not None:
+        args["phy"] = "(the PHY verdict, see report.json phy_findings)"
     result["invocation"] = {"module_args": args}
     failed = not report["passed"] and p["fail_on_failure"]
     return result, failed, warnings

@@ -17,6 +17,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import link_text, node_text, violation_text
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
@@ -158,6 +159,9 @@ def to_junit(report):
     fabric_tests, fabric_failures = _fabric_suite(root, report)
     host_tests += fabric_tests
     host_failures += fabric_failures
+    phy_tests, phy_failures = _phy.junit_suite(root, report)
+    host_tests += phy_tests
+    host_failures += phy_failures
     pairs = ET.SubElement(root, "testsuite", name="pairs", timestamp=report["timestamp"])
     failures = 0
     total_time = 0.0
@@ -266,6 +270,7 @@ def to_markdown(report):
         lines += ["", "## Fabric checks", ""]
         for f in report["topology_findings"]:
             lines.append("- %s: %s" % (_md(f.get("severity")), _md(f["msg"])))
+    lines += _phy.markdown_lines(report, _md)
     if report.get("switch_counter_violations"):
         lines += ["", "## Switch counter violations", ""]
         for v in report["switch_counter_violations"]:

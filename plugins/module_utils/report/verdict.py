@@ -14,7 +14,6 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.peer import peer_gate  # noqa: F401 (API)
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     fmt_gbps,
     median_of,

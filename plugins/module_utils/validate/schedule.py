@@ -277,8 +277,14 @@ def write_state(path, state):
         raise
 
 
-def run_schedule(sides, params, state_path=None, clock=time.monotonic, sleep=time.sleep):
-    """Run every side, round after round; returns {sides: [...results], rounds, elapsed_s, ...}."""
+def run_schedule(sides, params, state_path=None, clock=time.monotonic, sleep=time.sleep, on_round=None):
+    """Run every side, round after round; returns {sides: [...results], rounds, elapsed_s, ...}.
+
+    ``on_round(results)`` (optional) is called with each round's side results as soon as the round has
+    ended, before the next one starts: the standalone runner (runner.py) streams them to its side file,
+    so a schedule stopped half-way (a Slurm job cancelled, preempted, timed out) has kept every round
+    it finished.
+    """
     settings = settings_from(params)
     rounds = rounds_of(sides)
     started = clock()
@@ -311,11 +317,12 @@ def run_schedule(sides, params, state_path=None, clock=time.monotonic, sleep=tim
                 if not pending:
                     break
                 sleep(POLL_S)
-            for side in running:
-                results.append(side.result)
-                if side.result["failure_kind"]:
-                    failures += 1
+            round_results = [side.result for side in running]
             running = []
+            results.extend(round_results)
+            failures += sum(1 for res in round_results if res["failure_kind"])
+            if on_round is not None:
+                on_round(round_results)
             state.update(
                 rounds_done=index + 1,
                 failures=failures,

@@ -19,7 +19,7 @@ import yaml
 
 from tests.lab.sysfs_tree import build_tree
 from tests.unit.playbooks.test_example_inventory import EXAMPLE, ROOT, _env
-from tests.unit.playbooks.test_example_inventory import example  # noqa: F401 - the fixture
+from tests.unit.playbooks.test_example_inventory import example  # noqa: F401  # pylint: disable=unused-import
 
 PLAYBOOKS = ROOT / "playbooks"
 # rdma_stack's task groups: skipped where a test proves the install play's batching, not the role.
@@ -227,7 +227,7 @@ NCCL_ENV_PLAY = """
     - name: The facts nccl_env reads
       ansible.builtin.setup: {gather_subset: [min, network]}
     - name: nccl_env's derive step
-      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive.yml}
+      ansible.builtin.include_role: {name: ibtune.fabric.nccl_env, tasks_from: derive}
 """
 
 

@@ -20,6 +20,7 @@ LAYERS = {
     "nccl": 2,
     "subnet": 3,
     "qos": 3,
+    "phy": 3,
     "validate": 4,
     "report": 5,
     "slurm": 6,

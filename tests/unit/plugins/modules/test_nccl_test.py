@@ -133,8 +133,8 @@ def test_torch_backend_without_torch_says_so():
     ("args", "needle"),
     [
         (
-            {"backend": "torch", "collectives": ["alltoall"]},
-            "backend=torch runs all_reduce, all_gather, reduce_scatter",
+            {"backend": "torch", "collectives": ["broadcast"]},
+            "backend=torch runs all_reduce, all_gather, reduce_scatter, alltoall, not broadcast",
         ),
         ({"executable": "x", "collectives": ["all_reduce", "all_gather"]}, "executable runs one collective"),
         ({"min_bytes": "lots"}, "min_bytes"),

@@ -205,3 +205,29 @@ def test_real_prom_file_from_the_gpu_run():
     text = (NCCL_FIXTURES / "h200x2-ibtune_nccl.prom").read_text()
     assert 'ibtune_nccl_busbw_gbytes{host="localhost",collective="all_reduce"} 346.157' in text
     assert 'ibtune_nccl_fallback{host="localhost"} 1' in text
+
+
+def test_expectations_per_host_on_a_real_two_host_roce_log():
+    parsed = nccl_log.parse(read_corpus("nccl-debug__roce-ibext-sharp-plugin-env-lines-2ranks-head.txt"))
+    hosts = sorted(parsed["per_host"])
+    assert hosts == ["6a9ab017bb44", "a4df80236412"]
+    assert parsed["per_host"]["6a9ab017bb44"]["ib_devices"] == ["roce0:1/RoCE"]
+    assert nccl_log.check_expectations(parsed, {"transport": "IB", "hcas": ["roce0"], "hosts": hosts}) == []
+    wrong = nccl_log.check_expectations(parsed, {"transport": "IB", "hcas": ["mlx5_0"], "hosts": hosts + ["gone"]})
+    assert [(p["host"], p["kind"]) for p in wrong] == [
+        ("6a9ab017bb44", "hca"),
+        ("a4df80236412", "hca"),
+        ("gone", "no_log"),
+    ]
+    assert wrong[0]["message"] == "6a9ab017bb44 used NIC(s) roce0, the plan wants mlx5_0: check NCCL_IB_HCA"
+
+
+def test_expectations_name_the_socket_fallback_and_the_channels_on_the_gpu_machine_log():
+    parsed = nccl_log.parse(DEFAULTS.read_text())
+    problems = nccl_log.check_expectations(parsed, {"transport": "IB", "channels": "NET", "hosts": ["vm"]})
+    assert [p["kind"] for p in problems] == ["transport", "channels"]
+    assert problems[0]["message"] == "vm used Socket (NET/IB : No device found), the plan wants IB"
+    assert problems[1]["message"].startswith("vm connected ") and "via P2P" in problems[1]["message"]
+    assert nccl_log.check_expectations(parsed, {"transport": "Socket", "channels": "P2P", "hosts": ["vm"]}) == []
+    forced = nccl_log.parse(SOCKET.read_text())
+    assert "NCCL_IB_DISABLE=1 was set" in nccl_log.check_expectations(forced, {"transport": "IB"})[0]["message"]

@@ -1,0 +1,231 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The pass directory: what a pass's hosts read and write when no Ansible task carries it (layer 4).
+
+The standalone schedule runner (runner.py, run as a Slurm job step or by a sweep) and the controller
+meet in one directory per pass, on a filesystem both see (the cluster's shared filesystem, or a copy):
+
+    settings.json              the runner's settings (perftest_schedule's options, plus ``checks``)
+    nodes.json                 {scheduler node name: inventory host} (absent: the names are the hosts)
+    slices/<host>.json         each host's sides, as fabric_plan sliced them
+    results/<host>.sides.jsonl the host's side results, one JSON document per line, appended after
+                               every round (a stopped runner keeps every round it finished)
+    results/<host>.state.json  progress for the controller's line (perftest_schedule's state file)
+    results/<host>.done.json   written when the runner ends: {finished} or {stopped: signal}, rounds, ...
+    results/<host>.checks.json the host's quick checks (node health, ...) when settings name some
+
+Everything here is plain file handling with no scheduler in it; the join reads the side files the same
+way whichever launcher ran the pass.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import shutil
+import tarfile
+
+SETTINGS = "settings.json"
+NODES = "nodes.json"
+SLICES = "slices"
+RESULTS = "results"
+SIDES_SUFFIX = ".sides.jsonl"
+STATE_SUFFIX = ".state.json"
+DONE_SUFFIX = ".done.json"
+CHECKS_SUFFIX = ".checks.json"
+
+
+def result_path(results_dir, host, suffix):
+    """results/<host><suffix>; a host name never walks out of the directory."""
+    if not host or "/" in host or host in (".", ".."):
+        raise ValueError("host name %r cannot name a results file" % (host,))
+    return os.path.join(results_dir, host + suffix)
+
+
+def append_sides(path, results):
+    """Append side results as JSON lines and push them to the disk before the next round starts."""
+    if not results:
+        return
+    with open(path, "a") as handle:
+        for res in results:
+            handle.write(json.dumps(res, sort_keys=True, separators=(",", ":")) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_side_file(path):
+    """The side results of one file. A last line cut short (the runner was killed while writing it) is
+    left out: that side did not come back. A bad line before the end is an error: the file is not ours."""
+    with open(path) as handle:
+        lines = handle.read().split("\n")
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            if number >= len(lines) - 1:
+                break
+            raise ValueError("%s line %d is not a side result (JSON): %.60r" % (path, number, line))
+        if isinstance(doc, dict):
+            out.append(doc)
+    return out
+
+
+def _host_files(results_dir, suffix):
+    try:
+        names = sorted(os.listdir(results_dir))
+    except OSError:
+        return []
+    return [(name[: -len(suffix)], os.path.join(results_dir, name)) for name in names if name.endswith(suffix)]
+
+
+def read_sides(results_dir):
+    """{host: [side result]} for every side file in ``results_dir`` (no directory: nothing came back)."""
+    return dict((host, read_side_file(path)) for host, path in _host_files(results_dir, SIDES_SUFFIX))
+
+
+def _read_json_files(results_dir, suffix):
+    out = {}
+    for host, path in _host_files(results_dir, suffix):
+        try:
+            with open(path) as handle:
+                out[host] = json.load(handle)
+        except (IOError, OSError, ValueError):
+            # written atomically, so only a foreign file fails here; the controller just skips it
+            continue
+    return out
+
+
+def read_states(results_dir):
+    """{host: progress state} (the schedule's state files), for the controller's progress line."""
+    return _read_json_files(results_dir, STATE_SUFFIX)
+
+
+def read_done(results_dir):
+    """{host: how its runner ended} for the runners that ended (normally or stopped by a signal)."""
+    return _read_json_files(results_dir, DONE_SUFFIX)
+
+
+def read_checks(results_dir):
+    """{host: [check result]} for the hosts that ran quick checks."""
+    return _read_json_files(results_dir, CHECKS_SUFFIX)
+
+
+def side_key(side):
+    """What identifies a side in a pass: (pass, round, rail, role, host)."""
+    return (int(side.get("pass") or 1), int(side["round"]), str(side.get("rail")), side["role"], side["host"])
+
+
+def missing_sides(slices, back, reason):
+    """A ``no_result`` side result for every planned side of ``slices`` ({host: [side]}) that is not in
+    ``back`` (side results that came back), saying why: ``reason`` is a sentence, or a function of the host
+    that returns one (a host whose runner was stopped by a signal says so)."""
+    reason_for = reason if callable(reason) else (lambda _host: reason)
+    have = set(side_key(s) for s in back if isinstance(s, dict) and "role" in s and "host" in s)
+    out = []
+    for host in sorted(slices):
+        for side in slices[host]:
+            if side_key(side) in have:
+                continue
+            res = dict(
+                (k, side[k]) for k in ("pass", "round", "role", "host", "peer", "rail", "device", "port") if k in side
+            )
+            res.update(failure_kind="no_result", failure=reason_for(host), rc=None)
+            out.append(res)
+    return out
+
+
+def read_slices(slice_dir, hosts):
+    """{host: [side]} from fabric_plan's slice files of ``hosts`` (a host without a file has no side)."""
+    out = {}
+    for host in hosts:
+        path = os.path.join(slice_dir, "%s.json" % host)
+        if os.path.exists(path):
+            with open(path) as handle:
+                out[host] = json.load(handle)
+        else:
+            out[host] = []
+    return out
+
+
+# --- moving a pass directory between the controller and the submit host (one file each way) ---------
+
+MARKER = ".ibtune-pass"
+
+
+def pack(directory, dest, members):
+    """tar.gz of ``members`` (paths relative to ``directory``; missing ones are left out) at ``dest``;
+    returns the members packed."""
+    packed = []
+    with tarfile.open(dest, "w:gz") as archive:
+        for member in members:
+            path = os.path.join(directory, member)
+            if os.path.exists(path):
+                archive.add(path, arcname=member)
+                packed.append(member)
+    return packed
+
+
+def result_members(pass_dir):
+    """What comes back from a pass directory: results/ and the job's output files."""
+    names = [RESULTS]
+    try:
+        names.extend(sorted(n for n in os.listdir(pass_dir) if n.startswith("slurm-") and n.endswith(".out")))
+    except OSError:
+        pass
+    return names
+
+
+def unpack(bundle, directory):
+    """Unpack a pack() archive into ``directory``; refuses members that would land outside it."""
+    root = os.path.realpath(directory)
+    with tarfile.open(bundle, "r:gz") as archive:
+        members = archive.getmembers()
+        for member in members:
+            target = os.path.realpath(os.path.join(root, member.name))
+            if not (target == root or target.startswith(root + os.sep)) or not (member.isfile() or member.isdir()):
+                raise ValueError("%s holds %r, which is not a plain file of a pass directory" % (bundle, member.name))
+        for member in members:
+            target = os.path.join(root, member.name)
+            if member.isdir():
+                if not os.path.isdir(target):
+                    os.makedirs(target)
+                continue
+            if not os.path.isdir(os.path.dirname(target)):
+                os.makedirs(os.path.dirname(target))
+            with archive.extractfile(member) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return len(members)
+
+
+def fresh_pass_dir(pass_dir):
+    """Make ``pass_dir`` empty and ours (a marker file): an old pass directory of ours is removed first, a
+    directory that is not ours is refused rather than emptied."""
+    if os.path.exists(pass_dir):
+        if not os.path.exists(os.path.join(pass_dir, MARKER)):
+            raise ValueError(
+                "%s exists and is not an ibtune pass directory (no %s): choose another shared directory or run id"
+                % (pass_dir, MARKER)
+            )
+        shutil.rmtree(pass_dir)
+    os.makedirs(os.path.join(pass_dir, RESULTS))
+    with open(os.path.join(pass_dir, MARKER), "w") as handle:
+        handle.write("ibtune.fabric pass directory: removed by the next pass of the same run\n")
+
+
+def remove_pass_dir(pass_dir):
+    """Remove a pass directory of ours (nothing else), and its run directory once that is empty; True when
+    something was removed."""
+    if not os.path.exists(os.path.join(pass_dir, MARKER)):
+        return False
+    shutil.rmtree(pass_dir)
+    try:
+        os.rmdir(os.path.dirname(os.path.abspath(pass_dir)))  # only when empty: another pass may still be there
+    except OSError:
+        pass
+    return True

@@ -1,0 +1,142 @@
+"""Launchers as argv lists, GPUs from sysfs, and the argv run for real: Debian's Open MPI 4.1 (openmpi-bin, installed
+by scripts/bootstrap.sh host) starts the ranks with the hostfile and -x variables the launcher builds, and the lab's
+mpirun simulator accepts the same argv and gives the ranks the same Open MPI variables."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import launch
+from tests.conftest import ROOT
+
+LAB = ROOT / "tests" / "lab"
+PRINT_RANK = (
+    "import os; print('rank=%s size=%s local=%s hca=%s' % tuple(os.environ.get(k) for k in "
+    "('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK', 'NCCL_IB_HCA')))"
+)
+
+
+def gpu_tree(root, devices):
+    for address, vendor, klass in devices:
+        path = root / "bus" / "pci" / "devices" / address
+        path.mkdir(parents=True)
+        (path / "vendor").write_text(vendor + "\n")
+        (path / "class").write_text(klass)
+
+
+def test_gpus_are_nvidia_3d_or_vga_controllers_not_nvswitches_or_nics(tmp_path):
+    gpu_tree(
+        tmp_path,
+        [
+            ("0000:18:00.0", "0x10de", "0x030200"),  # H100 SXM: 3D controller
+            ("0000:19:00.0", "0x15b3", "0x020700"),  # ConnectX-7: InfiniBand controller
+            ("0000:05:00.0", "0x10de", "0x068000"),  # NVSwitch: bridge
+            ("0000:2a:00.0", "0x10de", "0x030000"),  # a VGA-class NVIDIA GPU
+        ],
+    )
+    assert launch.gpus_from_sysfs(str(tmp_path)) == ["0000:18:00.0", "0000:2a:00.0"]
+    assert launch.gpus_from_sysfs(str(tmp_path / "none")) == []
+
+
+def test_ranks_per_node_default_from_gpus_and_oversubscription_warns():
+    assert launch.ranks_per_node(8) == 8
+    assert launch.ranks_per_node(8, 1) == 1
+    with pytest.raises(launch.LaunchError, match="no NVIDIA GPU found on node7"):
+        launch.ranks_per_node(0, where="node7")
+    assert launch.oversubscribed(8, 8) is None
+    assert "2 ranks per node but the launch host has 1 GPU" in launch.oversubscribed(1, 2)
+
+
+def test_srun_argv():
+    argv = launch.srun_argv(["n1", "n2"], 8, mpi="pmi2", partition="gpu", time_limit_min=10, exclusive=True)
+    assert argv == [
+        "srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=8", "--nodelist=n1,n2", "--job-name=ibtune-nccl",
+        "--kill-on-bad-exit=1", "--partition=gpu", "--time=10", "--exclusive",
+    ]  # fmt: skip
+    with pytest.raises(launch.LaunchError, match="srun_mpi='openmpi'"):
+        launch.srun_argv(["n1"], 1, mpi="openmpi")
+
+
+@pytest.mark.parametrize(
+    ("hosts", "needle"), [([], "at least one host"), (["n1", "n1"], "name a node twice"), (["a b"], "odd")]
+)
+def test_hosts_are_checked(hosts, needle):
+    with pytest.raises(launch.LaunchError, match=needle if needle != "odd" else "cannot go into a launcher"):
+        launch.check_hosts(hosts)
+
+
+def test_mpirun_argv_exports_every_variable_and_maps_ranks_per_node():
+    argv = launch.mpirun_argv(
+        "/tmp/hf", 2, 8, env_names={"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_DEBUG": "INFO"}, as_root=True
+    )
+    assert argv == [
+        "mpirun", "--allow-run-as-root", "--hostfile", "/tmp/hf", "-np", "16", "--map-by", "ppr:8:node",
+        "--bind-to", "none", "-x", "NCCL_DEBUG", "-x", "NCCL_IB_HCA",
+    ]  # fmt: skip
+    assert launch.hostfile_text(["n1", "n2"], 8) == "n1 slots=8\nn2 slots=8\n"
+
+
+def test_torchrun_argv_alone_and_under_srun():
+    spec = {"launcher": "torchrun", "hosts": ["n1", "n2"], "ranks_per_node": 8, "rdzv_id": "r1"}
+    assert launch.launch_argv(spec, ["bench.py", "{}"]) == [
+        "torchrun", "--nnodes=2", "--nproc-per-node=8", "--rdzv-backend=c10d", "--rdzv-endpoint=n1:29400",
+        "--rdzv-id=r1", "bench.py", "{}",
+    ]  # fmt: skip
+    under = launch.launch_argv(dict(spec, torchrun_under_srun=True, srun_mpi="pmi2"), ["bench.py"])
+    assert under[:5] == ["srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n1,n2"]
+    assert under[7:9] == ["torchrun", "--nnodes=2"]
+    with pytest.raises(launch.LaunchError, match="host:port"):
+        launch.torchrun_argv(2, 8, "n1", "r")
+
+
+def test_run_env_adds_nccl_debug_and_refuses_line_breaks():
+    assert launch.run_env({"NCCL_IB_HCA": "=mlx5_0:1", "X": True, "Y": None}) == {
+        "NCCL_IB_HCA": "=mlx5_0:1", "X": "1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,ENV,NET",
+    }  # fmt: skip
+    assert launch.run_env({}, nccl_debug="") == {}
+    with pytest.raises(launch.LaunchError, match="line break"):
+        launch.run_env({"NCCL_X": "a\nb"})
+
+
+def _two_ranks(mpirun, tmp_path):
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(launch.hostfile_text([socket.gethostname()], 2))
+    env = dict(os.environ, NCCL_IB_HCA="=mlx5_0:1", OMPI_MCA_plm="isolated")
+    argv = launch.launch_argv(
+        {"launcher": "mpirun", "hosts": [socket.gethostname()], "ranks_per_node": 2, "executable": mpirun,
+         "as_root": os.geteuid() == 0},
+        [sys.executable, "-c", PRINT_RANK],
+        env_names={"NCCL_IB_HCA": "=mlx5_0:1"},
+        hostfile=str(hostfile),
+    )  # fmt: skip
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    return done
+
+
+def test_real_open_mpi_runs_the_argv(tmp_path):
+    mpirun = shutil.which("mpirun")
+    version = (
+        subprocess.run([mpirun, "--version"], capture_output=True, text=True, check=False).stdout if mpirun else ""
+    )
+    if "Open MPI" not in version:
+        pytest.skip("Open MPI's mpirun is not installed (scripts/bootstrap.sh host installs openmpi-bin)")
+    done = _two_ranks(mpirun, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n"))[1:] == [
+        "rank=0 size=2 local=0 hca==mlx5_0:1", "rank=1 size=2 local=1 hca==mlx5_0:1",
+    ]  # fmt: skip
+
+
+def test_lab_mpirun_simulator_takes_the_same_argv(tmp_path):
+    done = _two_ranks(str(LAB / "mpirun_sim.py"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n"))[1:] == [
+        "rank=0 size=2 local=0 hca==mlx5_0:1", "rank=1 size=2 local=1 hca==mlx5_0:1",
+    ]  # fmt: skip
+    refused = subprocess.run([sys.executable, str(LAB / "mpirun_sim.py"), "--npernode", "2", "true"],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    assert refused.returncode == 1 and 'unknown option "--npernode"' in refused.stderr

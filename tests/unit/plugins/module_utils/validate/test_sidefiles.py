@@ -1,0 +1,108 @@
+"""The pass directory: side files that survive a killed runner, the missing sides named, packs that stay inside."""
+
+import io
+import json
+import tarfile
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join, sidefiles
+
+
+def side(round_no, role, host, peer, rail="mlx5_0:1", **extra):
+    doc = {
+        "pass": 1,
+        "round": round_no,
+        "role": role,
+        "host": host,
+        "peer": peer,
+        "rail": rail,
+        "device": rail[:6],
+        "port": 1,
+        "tcp_port": 18515,
+    }
+    doc.update(extra)
+    return doc
+
+
+def test_a_last_line_cut_by_a_kill_is_a_side_that_did_not_come_back(tmp_path):
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    sidefiles.append_sides(str(path), [side(1, "server", "a", "b"), side(1, "client", "a", "c")])
+    with open(path, "a") as handle:
+        handle.write('{"pass": 1, "round": 2, "ro')  # SIGKILL while writing round 2
+    assert [s["round"] for s in sidefiles.read_side_file(str(path))] == [1, 1]
+
+
+def test_a_bad_line_before_the_end_is_refused(tmp_path):
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    path.write_text('{"round": 1}\nnot json\n{"round": 2}\n')
+    with pytest.raises(ValueError, match="line 2 is not a side result"):
+        sidefiles.read_side_file(str(path))
+
+
+def test_host_names_never_leave_the_results_directory(tmp_path):
+    with pytest.raises(ValueError, match="cannot name a results file"):
+        sidefiles.result_path(str(tmp_path), "../etc", sidefiles.SIDES_SUFFIX)
+
+
+def test_missing_sides_are_exactly_those_that_did_not_come_back_and_the_join_names_them():
+    planned = {
+        "a": [side(1, "server", "a", "b"), side(2, "client", "a", "c")],
+        "b": [side(1, "client", "b", "a", address="a")],
+        "c": [side(2, "server", "c", "a")],
+    }
+    # round 1 came back from both ends; round 2 from neither (the job was cancelled during it)
+    back = [dict(planned["a"][0], bw_avg_gbps=None), dict(planned["b"][0], bw_avg_gbps=392.0)]
+    missing = sidefiles.missing_sides(planned, back, lambda host: "no result: job 7 was cancelled (%s)" % host)
+    assert sorted((s["host"], s["round"], s["role"]) for s in missing) == [("a", 2, "client"), ("c", 2, "server")]
+    assert {s["failure_kind"] for s in missing} == {"no_result"}
+    pairs = [
+        {"pass": 1, "round": 1, "server": "a", "client": "b", "rails": ["mlx5_0:1"]},
+        {"pass": 1, "round": 2, "server": "c", "client": "a", "rails": ["mlx5_0:1"]},
+    ]
+    rails = dict((h, [{"rail": "mlx5_0:1", "device": "mlx5_0", "port": 1, "rate_gbps": 400.0}]) for h in "abc")
+    results = join.join_pass(pairs, back + missing, rails, {"test": "write", "min_link_fraction": 0.9})
+    by_round = dict((r["round"], r) for r in results)
+    assert by_round[1]["passed"] is True
+    assert by_round[2]["failure_kind"] == "no_result"
+    assert "job 7 was cancelled (a)" in by_round[2]["failure"]
+
+
+def test_pack_and_unpack_carry_a_pass_directory(tmp_path):
+    src = tmp_path / "src"
+    (src / "slices").mkdir(parents=True)
+    (src / "slices" / "a.json").write_text("[]")
+    (src / "settings.json").write_text(json.dumps({"test": "write"}))
+    bundle = tmp_path / "b.tar.gz"
+    assert sidefiles.pack(str(src), str(bundle), ["settings.json", "slices", "absent"]) == ["settings.json", "slices"]
+    dest = tmp_path / "dest"
+    sidefiles.fresh_pass_dir(str(dest))
+    sidefiles.unpack(str(bundle), str(dest))
+    assert json.loads((dest / "settings.json").read_text()) == {"test": "write"}
+    assert (dest / "slices" / "a.json").read_text() == "[]"
+
+
+def test_unpack_refuses_a_member_outside_the_directory(tmp_path):
+    bundle = tmp_path / "evil.tar.gz"
+    with tarfile.open(bundle, "w:gz") as archive:
+        data = b"x"
+        info = tarfile.TarInfo("../outside")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    with pytest.raises(ValueError, match="not a plain file of a pass directory"):
+        sidefiles.unpack(str(bundle), str(tmp_path / "dest"))
+    assert not (tmp_path / "outside").exists()
+
+
+def test_a_directory_that_is_not_ours_is_refused_not_emptied(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "data").write_text("keep me")
+    with pytest.raises(ValueError, match="not an ibtune pass directory"):
+        sidefiles.fresh_pass_dir(str(theirs))
+    assert not sidefiles.remove_pass_dir(str(theirs))
+    assert (theirs / "data").read_text() == "keep me"
+    ours = tmp_path / "ours"
+    sidefiles.fresh_pass_dir(str(ours))
+    sidefiles.fresh_pass_dir(str(ours))  # ours again: replaced
+    assert sidefiles.remove_pass_dir(str(ours)) and not ours.exists()
