@@ -93,11 +93,11 @@ def test_a_global_design_that_is_not_gbps_is_one_sentence(bad):
 
 
 def test_a_group_pair_with_no_global_link_left():
-    from tests.unit.plugins.module_utils.subnet.test_oversubscription import _without_uplinks
+    from tests.unit.plugins.module_utils.subnet.test_oversubscription import without_uplinks
 
     # both global cables between group 1 and group 3 gone (ports 4 of dfly-g1-spine1 and -spine2)
     text = (TOPO / "dragonfly.ibnetdiscover").read_text()
-    text = _without_uplinks(_without_uplinks(text, "0002c903d0010201", (4,)), "0002c903d0010202", (4,))
+    text = without_uplinks(without_uplinks(text, "0002c903d0010201", (4,)), "0002c903d0010202", (4,))
     found = [f for f in analyse(text)["findings"] if f["check"] == "dragonfly_global"]
     assert [(f["groups"], f["links"], f["gbps"]) for f in found] == [([1, 3], 0, 0.0)]
     assert "group 3 (dfly-g3-spine1, dfly-g3-spine2) has no global link where the norm" in found[0]["msg"]

@@ -152,7 +152,7 @@ def test_ndr_rail_groups_and_tiers():
     assert len(over["load_first"]) == sum(len(sections[n][1]) for n in EXPECTED[NDR]["over"])
 
 
-def _without_uplinks(text, leaf_guid, ports):
+def without_uplinks(text, leaf_guid, ports):
     """The dump as ibnetdiscover prints it with the given uplinks of one leaf gone: the leaf's port lines and
     the spine ends' lines (matched by '"S-<leaf guid>"[<port>]')."""
     kept = []
@@ -175,7 +175,7 @@ def _in_section(lines, guid):
 def test_two_uplinks_removed_from_one_ndr_leaf_flag_exactly_that_leaf():
     text = read_corpus(NDR)
     leaf = "2c5eab0300b87b40"  # A09-P1-IBLEAF-04-04: 17 host ports, 16 uplinks
-    altered = _without_uplinks(text, leaf, (35, 36))  # both cables to A10-P1-IBSPINE-02
+    altered = without_uplinks(text, leaf, (35, 36))  # both cables to A10-P1-IBSPINE-02
     assert altered.count("\n") == text.count("\n") - 4  # both ends of both cables
     # the dump's worst leaf (1.20:1) declared as the design: the dump as it is passes
     assert _over(analyse(text, max_oversubscription=1.2)) == []
@@ -266,7 +266,7 @@ def test_a_design_that_is_not_a_positive_ratio_is_one_sentence(bad):
 
 
 def test_a_leaf_left_with_no_uplink_is_named():
-    text = _without_uplinks((TOPO / "lab-subnet.ibnetdiscover").read_text(), "0002c90300a00001", (7, 8))
+    text = without_uplinks((TOPO / "lab-subnet.ibnetdiscover").read_text(), "0002c90300a00001", (7, 8))
     result = analyse(text, max_oversubscription=1.5)
     (found,) = [f for f in result["findings"] if f["check"] == "oversubscription"]
     assert found["msg"].startswith(
