@@ -28,6 +28,21 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import side
 display = Display()
 
 
+# what the async status carries about the job itself, not about the schedule: dropped from the task's result
+JOB_KEYS = (
+    "invocation",
+    "ansible_job_id",
+    "results_file",
+    "started",
+    "finished",
+    "stdout",
+    "stderr",
+    "stdout_lines",
+    "stderr_lines",
+    "erased",
+)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = True
@@ -94,27 +109,31 @@ class ActionModule(ActionBase):
                 break
             if args["state_path"] and args["progress_dir"] and now >= next_progress:
                 next_progress = now + args["progress_interval"]
-                state = self._read_state(args["state_path"], task_vars)
-                if state is not None:
-                    self._keep(args["progress_dir"], host, state)
-                if args["announce"]:
-                    text = progress.line(self._gather(args["progress_dir"]), args["label"], args["hosts"])
-                    if text and text != last_line:
-                        display.display(text)
-                        last_line = text
+                last_line = self._progress(args, host, task_vars, last_line)
             time.sleep(args["poll_interval"])
-        for key in (
-            "invocation",
-            "ansible_job_id",
-            "results_file",
-            "started",
-            "finished",
-            "stdout",
-            "stderr",
-            "stdout_lines",
-            "stderr_lines",
-            "erased",
-        ):
+        self._finish(status, args, host)
+        result.update(status)
+        result["changed"] = False
+        return result
+
+    def _progress(self, args, host, task_vars, last_line):
+        """Keep this host's schedule state for the others and, on the announcing host, print the pass's progress
+        line when it changed; returns the last line printed."""
+        state = self._read_state(args["state_path"], task_vars)
+        if state is not None:
+            self._keep(args["progress_dir"], host, state)
+        if not args["announce"]:
+            return last_line
+        text = progress.line(self._gather(args["progress_dir"]), args["label"], args["hosts"])
+        if text and text != last_line:
+            display.display(text)
+            return text
+        return last_line
+
+    @staticmethod
+    def _finish(status, args, host):
+        """The async status as this task's result: the job's bookkeeping dropped, the sides written to files."""
+        for key in JOB_KEYS:
             status.pop(key, None)
         if args["sides_dir"] and isinstance(status.get("sides"), list):
             # the join reads the hosts' side files (fabric_join sides_dir): the sides never travel as a task
@@ -122,9 +141,6 @@ class ActionModule(ActionBase):
             sides = status.pop("sides")
             sidefiles.write_sides(sidefiles.result_path(args["sides_dir"], host, sidefiles.SIDES_SUFFIX), sides)
             status["sides_written"] = len(sides)
-        result.update(status)
-        result["changed"] = False
-        return result
 
     @staticmethod
     def _keep(directory, host, state):
