@@ -41,62 +41,76 @@ def timed(func, repeat=REPEAT):
     return best * 1000.0, best_cpu * 1000.0, out
 
 
+def _leaf_guid(r, g):
+    return 0x10000 + r * 256 + g
+
+
+def _spine_guid(s):
+    return 0x20000 + s
+
+
+def _ca_guid(h, r):
+    return 0x1000000 + h * 16 + r
+
+
+def _rail_leaf(n, r, g, hosts, rails, per_leaf, spines):
+    lines = [
+        'Switch\t64 "S-%016x"\t\t# "MF0;leaf-r%d-%02d:MQM9700/U1" enhanced port 0 lid %d lmc 0'
+        % (_leaf_guid(r, g), r, g, n + 1)
+    ]
+    for p in range(per_leaf):
+        h = g * per_leaf + p
+        if h < hosts:
+            c = _ca_guid(h, r)
+            lines.append(
+                '[%d]\t"H-%016x"[1](%x)\t\t# "node%04d mlx5_%d" lid %d 4xNDR'
+                % (p + 1, c, c, h, r, 5000 + h * rails + r)
+            )
+    lines += [
+        '[%d]\t"S-%016x"[%d]\t\t# "MF0;spine-%02d:MQM9700/U1" lid %d 4xNDR'
+        % (33 + s, _spine_guid(s), n + 1, s, 3000 + s)
+        for s in range(spines)
+    ]
+    return lines + [""]
+
+
+def _rail_spine(s, all_leaves):
+    lines = [
+        'Switch\t%d "S-%016x"\t\t# "MF0;spine-%02d:MQM9700/U1" enhanced port 0 lid %d lmc 0'
+        % (len(all_leaves), _spine_guid(s), s, 3000 + s)
+    ]
+    lines += [
+        '[%d]\t"S-%016x"[%d]\t\t# "MF0;leaf-r%d-%02d:MQM9700/U1" lid %d 4xNDR'
+        % (n + 1, _leaf_guid(r, g), 33 + s, r, g, n + 1)
+        for n, (r, g) in enumerate(all_leaves)
+    ]
+    return lines + [""]
+
+
+def _rail_ca(h, r, rails, per_leaf):
+    c, g = _ca_guid(h, r), h // per_leaf
+    return [
+        'Ca\t1 "H-%016x"\t\t# "node%04d mlx5_%d"' % (c, h, r),
+        '[1](%x)\t"S-%016x"[%d]\t\t# lid %d lmc 0 "MF0;leaf-r%d-%02d:MQM9700/U1" lid 1 4xNDR'
+        % (c, _leaf_guid(r, g), h % per_leaf + 1, 5000 + h * rails + r, r, g),
+        "",
+    ]
+
+
 def rail_fabric(hosts, rails, per_leaf=32, spines=16):
     """ibnetdiscover text of a rail-optimised two-level fabric: rail r of host h on leaf (r, h // per_leaf)."""
     leaves_per_rail = (hosts + per_leaf - 1) // per_leaf
-    lines = []
-
-    def leaf(r, g):
-        return 0x10000 + r * 256 + g
-
-    def spine(s):
-        return 0x20000 + s
-
-    def ca(h, r):
-        return 0x1000000 + h * 16 + r
-
     all_leaves = [(r, g) for r in range(rails) for g in range(leaves_per_rail)]
+    lines = []
     for n, (r, g) in enumerate(all_leaves):
-        guid = leaf(r, g)
-        lines.append(
-            'Switch\t64 "S-%016x"\t\t# "MF0;leaf-r%d-%02d:MQM9700/U1" enhanced port 0 lid %d lmc 0'
-            % (guid, r, g, n + 1)
-        )
-        for p in range(per_leaf):
-            h = g * per_leaf + p
-            if h < hosts:
-                lines.append(
-                    '[%d]\t"H-%016x"[1](%x)\t\t# "node%04d mlx5_%d" lid %d 4xNDR'
-                    % (p + 1, ca(h, r), ca(h, r), h, r, 5000 + h * rails + r)
-                )
-        for s in range(spines):
-            lines.append(
-                '[%d]\t"S-%016x"[%d]\t\t# "MF0;spine-%02d:MQM9700/U1" lid %d 4xNDR'
-                % (33 + s, spine(s), n + 1, s, 3000 + s)
-            )
-        lines.append("")
+        lines += _rail_leaf(n, r, g, hosts, rails, per_leaf, spines)
     for s in range(spines):
-        lines.append(
-            'Switch\t%d "S-%016x"\t\t# "MF0;spine-%02d:MQM9700/U1" enhanced port 0 lid %d lmc 0'
-            % (len(all_leaves), spine(s), s, 3000 + s)
-        )
-        for n, (r, g) in enumerate(all_leaves):
-            lines.append(
-                '[%d]\t"S-%016x"[%d]\t\t# "MF0;leaf-r%d-%02d:MQM9700/U1" lid %d 4xNDR'
-                % (n + 1, leaf(r, g), 33 + s, r, g, n + 1)
-            )
-        lines.append("")
+        lines += _rail_spine(s, all_leaves)
     for h in range(hosts):
         for r in range(rails):
-            g = h // per_leaf
-            lines.append('Ca\t1 "H-%016x"\t\t# "node%04d mlx5_%d"' % (ca(h, r), h, r))
-            lines.append(
-                '[1](%x)\t"S-%016x"[%d]\t\t# lid %d lmc 0 "MF0;leaf-r%d-%02d:MQM9700/U1" lid 1 4xNDR'
-                % (ca(h, r), leaf(r, g), h % per_leaf + 1, 5000 + h * rails + r, r, g)
-            )
-            lines.append("")
+            lines += _rail_ca(h, r, rails, per_leaf)
     inventory = dict(
-        ("node%04d" % h, dict(("mlx5_%d" % r, "%016x" % ca(h, r)) for r in range(rails))) for h in range(hosts)
+        ("node%04d" % h, dict(("mlx5_%d" % r, "%016x" % _ca_guid(h, r)) for r in range(rails))) for h in range(hosts)
     )
     return "\n".join(lines) + "\n", inventory
 

@@ -147,93 +147,111 @@ def test_endpoints_from_an_inventory_pair_rails():
 # ------------------------------------------------------------------ property tests on generated fabrics
 
 
+class _FatTree:
+    """A generated two-level fat tree: GUIDs, LIDs (leaves, spines, then CAs) and port numbers."""
+
+    def __init__(self, leaves, spines, trunk, hosts):
+        self.leaves, self.spines, self.trunk, self.hosts = leaves, spines, trunk, hosts
+        guids = [self.leaf(i) for i in range(leaves)] + [self.spine(j) for j in range(spines)]
+        guids += [self.ca(i, h) for i in range(leaves) for h in range(hosts)]
+        self.lid = dict((g, n) for n, g in enumerate(guids, 1))
+
+    @staticmethod
+    def leaf(i):
+        return 0x1000 + i
+
+    @staticmethod
+    def spine(j):
+        return 0x2000 + j
+
+    @staticmethod
+    def ca(i, h):
+        return 0x100000 + i * 256 + h
+
+    def up(self, j, t):  # leaf port towards spine j, trunk member t
+        return self.hosts + 1 + j * self.trunk + t
+
+    def down(self, i, t):  # spine port towards leaf i
+        return 1 + i * self.trunk + t
+
+    def leaf_section(self, i):
+        g = self.leaf(i)
+        lines = [
+            'Switch\t%d "S-%016x"\t\t# "leaf-%02d" base port 0 lid %d lmc 0'
+            % (self.hosts + self.spines * self.trunk, g, i, self.lid[g])
+        ]
+        for h in range(self.hosts):
+            c = self.ca(i, h)
+            lines.append(
+                '[%d]\t"H-%016x"[1](%x)\t\t# "n%02d-%02d mlx5_0" lid %d 4xNDR' % (h + 1, c, c, i, h, self.lid[c])
+            )
+        for j in range(self.spines):
+            lines += [
+                '[%d]\t"S-%016x"[%d]\t\t# "spine-%02d" lid %d 4xNDR'
+                % (self.up(j, t), self.spine(j), self.down(i, t), j, self.lid[self.spine(j)])
+                for t in range(self.trunk)
+            ]
+        return lines + [""]
+
+    def spine_section(self, j):
+        g = self.spine(j)
+        lines = [
+            'Switch\t%d "S-%016x"\t\t# "spine-%02d" base port 0 lid %d lmc 0'
+            % (self.leaves * self.trunk, g, j, self.lid[g])
+        ]
+        for i in range(self.leaves):
+            lines += [
+                '[%d]\t"S-%016x"[%d]\t\t# "leaf-%02d" lid %d 4xNDR'
+                % (self.down(i, t), self.leaf(i), self.up(j, t), i, self.lid[self.leaf(i)])
+                for t in range(self.trunk)
+            ]
+        return lines + [""]
+
+    def ca_section(self, i, h):
+        c = self.ca(i, h)
+        return [
+            'Ca\t1 "H-%016x"\t\t# "n%02d-%02d mlx5_0"' % (c, i, h),
+            '[1](%x)\t"S-%016x"[%d]\t\t# lid %d lmc 0 "leaf-%02d" lid %d 4xNDR'
+            % (c, self.leaf(i), h + 1, self.lid[c], i, self.lid[self.leaf(i)]),
+            "",
+        ]
+
+    def text(self):
+        lines = []
+        for i in range(self.leaves):
+            lines += self.leaf_section(i)
+        for j in range(self.spines):
+            lines += self.spine_section(j)
+        for i in range(self.leaves):
+            for h in range(self.hosts):
+                lines += self.ca_section(i, h)
+        return "\n".join(lines) + "\n"
+
+    def leaf_table(self, i, seed):
+        """Down to its own hosts, else up through a port chosen by the LID (spread as OpenSM spreads them)."""
+        table = {}
+        for i2 in range(self.leaves):
+            for h in range(self.hosts):
+                d = self.lid[self.ca(i2, h)]
+                k = (d + seed) % (self.spines * self.trunk)
+                table[d] = h + 1 if i2 == i else self.up(k // self.trunk, k % self.trunk)
+        return table
+
+    def spine_table(self, j, seed):
+        return dict(
+            (self.lid[self.ca(i, h)], self.down(i, (self.lid[self.ca(i, h)] + seed + j) % self.trunk))
+            for i in range(self.leaves)
+            for h in range(self.hosts)
+        )
+
+
 def _fat_tree(leaves, spines, trunk, hosts, seed):
     """ibnetdiscover text of a two-level fat tree and LFTs routed like minhop: down where the LID is
     below, else up through a port chosen by the LID (spread as OpenSM spreads them)."""
-    lines = []
-
-    def leaf_guid(i):
-        return 0x1000 + i
-
-    def spine_guid(j):
-        return 0x2000 + j
-
-    def ca_guid(i, h):
-        return 0x100000 + i * 256 + h
-
-    lid = {}
-    nxt = 1
-    for i in range(leaves):
-        lid[leaf_guid(i)] = nxt
-        nxt += 1
-    for j in range(spines):
-        lid[spine_guid(j)] = nxt
-        nxt += 1
-    for i in range(leaves):
-        for h in range(hosts):
-            lid[ca_guid(i, h)] = nxt
-            nxt += 1
-
-    def up(j, t):  # leaf port towards spine j, trunk member t
-        return hosts + 1 + j * trunk + t
-
-    def down(i, t):  # spine port towards leaf i
-        return 1 + i * trunk + t
-
-    for i in range(leaves):
-        g = leaf_guid(i)
-        lines.append(
-            'Switch\t%d "S-%016x"\t\t# "leaf-%02d" base port 0 lid %d lmc 0' % (hosts + spines * trunk, g, i, lid[g])
-        )
-        for h in range(hosts):
-            c = ca_guid(i, h)
-            lines.append('[%d]\t"H-%016x"[1](%x)\t\t# "n%02d-%02d mlx5_0" lid %d 4xNDR' % (h + 1, c, c, i, h, lid[c]))
-        for j in range(spines):
-            for t in range(trunk):
-                lines.append(
-                    '[%d]\t"S-%016x"[%d]\t\t# "spine-%02d" lid %d 4xNDR'
-                    % (up(j, t), spine_guid(j), down(i, t), j, lid[spine_guid(j)])
-                )
-        lines.append("")
-    for j in range(spines):
-        g = spine_guid(j)
-        lines.append('Switch\t%d "S-%016x"\t\t# "spine-%02d" base port 0 lid %d lmc 0' % (leaves * trunk, g, j, lid[g]))
-        for i in range(leaves):
-            for t in range(trunk):
-                lines.append(
-                    '[%d]\t"S-%016x"[%d]\t\t# "leaf-%02d" lid %d 4xNDR'
-                    % (down(i, t), leaf_guid(i), up(j, t), i, lid[leaf_guid(i)])
-                )
-        lines.append("")
-    for i in range(leaves):
-        for h in range(hosts):
-            c = ca_guid(i, h)
-            lines.append('Ca\t1 "H-%016x"\t\t# "n%02d-%02d mlx5_0"' % (c, i, h))
-            lines.append(
-                '[1](%x)\t"S-%016x"[%d]\t\t# lid %d lmc 0 "leaf-%02d" lid %d 4xNDR'
-                % (c, leaf_guid(i), h + 1, lid[c], i, lid[leaf_guid(i)])
-            )
-            lines.append("")
-    lfts = {}
-    for i in range(leaves):
-        table = {}
-        for i2 in range(leaves):
-            for h in range(hosts):
-                d = lid[ca_guid(i2, h)]
-                if i2 == i:
-                    table[d] = h + 1
-                else:
-                    k = (d + seed) % (spines * trunk)
-                    table[d] = up(k // trunk, k % trunk)
-        lfts["0x%016x" % leaf_guid(i)] = table
-    for j in range(spines):
-        table = {}
-        for i in range(leaves):
-            for h in range(hosts):
-                d = lid[ca_guid(i, h)]
-                table[d] = down(i, (d + seed + j) % trunk)
-        lfts["0x%016x" % spine_guid(j)] = table
-    return "\n".join(lines) + "\n", lfts
+    tree = _FatTree(leaves, spines, trunk, hosts)
+    lfts = dict(("0x%016x" % tree.leaf(i), tree.leaf_table(i, seed)) for i in range(leaves))
+    lfts.update(("0x%016x" % tree.spine(j), tree.spine_table(j, seed)) for j in range(spines))
+    return tree.text(), lfts
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
