@@ -56,7 +56,8 @@ def test_ib_counters_bad_threshold(tmp_path):
 
 
 def test_ib_counters_check_mode_reads_anyway(tmp_path):
-    result = run_module(ib_counters, {"sysfs_root": _tree(tmp_path)}, check_mode=True)
+    # the fixture's mlx5_3 has gated counters at their maximum, which fail the port (issue 20): read only here
+    result = run_module(ib_counters, {"sysfs_root": _tree(tmp_path), "fail_on_violation": False}, check_mode=True)
     assert not result.failed
     assert result["counters"]["mlx5_0:1"]["symbol_error"] == 10
-    assert any(s["counter"] == "local_link_integrity_errors" for s in result["saturated"])
+    assert any(s["counter"] == "local_link_integrity_errors" and s["gated"] for s in result["saturated"])
