@@ -71,6 +71,17 @@ def normalise_config(raw, source="the config"):
     config = dict(DEFAULTS, **raw)
     if config["gpu_source"] not in GPU_SOURCES:
         raise ConfigError("%s: gpu_source=%r is not one of %s" % (source, config["gpu_source"], ", ".join(GPU_SOURCES)))
+    _check_value_types(config, source)
+    if config["sample_interval"] > config["interval"]:
+        raise ConfigError(
+            "%s: sample_interval=%r is longer than interval=%r: sample at least once per window"
+            % (source, config["sample_interval"], config["interval"])
+        )
+    return config
+
+
+def _check_value_types(config, source):
+    """Seconds positive, counts positive integers, paths absolute; ConfigError names the first key that is not."""
     for key in ("interval", "sample_interval", "expire_seconds"):
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
@@ -82,12 +93,6 @@ def normalise_config(raw, source="the config"):
     for key in ("textfile_dir", "dump_dir", "sysfs_root"):
         if not isinstance(config[key], str) or not config[key].startswith("/"):
             raise ConfigError("%s: %s=%r must be an absolute path" % (source, key, config[key]))
-    if config["sample_interval"] > config["interval"]:
-        raise ConfigError(
-            "%s: sample_interval=%r is longer than interval=%r: sample at least once per window"
-            % (source, config["sample_interval"], config["interval"])
-        )
-    return config
 
 
 def load_config(path):
