@@ -33,7 +33,7 @@ def _repeat(piece, size):
 
 def noises(size, rng):
     """{name: text of about `size` characters}."""
-    letters = "".join(rng.choice("abcdefghij klmnop") for _ in range(4096))
+    letters = "".join(rng.choice("abcdefghij klmnop") for _index in range(4096))
     try:
         with open(os.path.join(CORPUS, REAL), encoding="utf-8", errors="replace") as handle:
             real = handle.read()
@@ -49,7 +49,7 @@ def noises(size, rng):
         "#bytes header lines": _repeat("#bytes #iterations BW peak average\n", size),
         "failure lines": _repeat("Failed status 12: wr_id 0 syndrom 0x81\n", size),
         "failure words, one line": _repeat("Failed status 12 ", size),
-        "random bytes": "".join(chr(rng.randrange(1, 256)) for _ in range(size - 1)) + "\n",
+        "random bytes": "".join(chr(rng.randrange(1, 256)) for _index in range(size - 1)) + "\n",
         "a real report, repeated": _repeat(real, size),
     }
 

@@ -25,7 +25,7 @@ def run(hosts, rails):
     with open(CAPTURE) as handle:
         text = handle.read()
     t0 = time.time()
-    readings = [mlxlink.parse(text) for _ in range(hosts * rails)]
+    readings = [mlxlink.parse(text) for _reading in range(hosts * rails)]
     parse_s = time.time() - t0
     ports = []
     for i, reading in enumerate(readings):

@@ -165,8 +165,8 @@ def multi_line_jinja(roles_dir="roles"):
 
 
 def print_jinja(counts):
-    total = sum(c for c, _ in counts.values())
-    lines = sum(n for _, n in counts.values())
+    total = sum(c for c, _lines in counts.values())
+    lines = sum(n for _count, n in counts.values())
     print(
         "multi-line Jinja expressions in roles/*/tasks: %d in %d lines (%.1f per 100)"
         % (total, lines, 100.0 * total / max(lines, 1))

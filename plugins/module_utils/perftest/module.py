@@ -92,7 +92,11 @@ class _Side(object):
     def run_side(self, argv, classify, before_attempt=None):
         """Run perftest (retrying a client); the outcome, with the run's figures in the result."""
         self.result["cmd"] = argv
-        parse = lambda text: kinds.parse(self.test, text)  # noqa: E731
+        test = self.test
+
+        def parse(text):
+            return kinds.parse(test, text)
+
         outcome = perftest_run.run_with_retry(argv, self.params, parse, classify, before_attempt)
         self.result.update((k, outcome[k]) for k in ("attempts", "elapsed_s", "stdout", "stderr", "rc"))
         return outcome

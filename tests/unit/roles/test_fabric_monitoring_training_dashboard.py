@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.monitoring.node_exporter import samples
-from tests.unit.roles.test_fabric_monitoring_dashboard import contract_names, served_metrics  # noqa: F401
+from tests.unit.roles.test_fabric_monitoring_dashboard import contract_names, served_metrics  # noqa: F401 pylint: disable=unused-import
 
 ROOT = Path(__file__).resolve().parents[3]
 DASHBOARD = ROOT / "roles" / "fabric_monitoring" / "files" / "grafana" / "ibtune-training.json"

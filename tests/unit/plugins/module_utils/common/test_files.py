@@ -44,7 +44,7 @@ def test_a_reader_never_sees_half_a_file(tmp_path):
 
     reader = threading.Thread(target=read)
     reader.start()
-    for _ in range(200):
+    for _write in range(200):
         files.write_json(path, big)
     done.set()
     reader.join()

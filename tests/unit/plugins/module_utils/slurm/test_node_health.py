@@ -260,7 +260,7 @@ def _fleet_text(count, held=(), me="ibt-slurm-n2"):
     """`scontrol show node --oneliner` of ``count`` nodes (the fixture's idle line as the template, ``me`` among
     them), those in ``held`` {name: (reason, time)} drained."""
     line = _line("show-node-not-responding.txt", "ibt-slurm-n2").strip()
-    head = line.split(" Reason=")[0]
+    head = line.split(" Reason=", maxsplit=1)[0]
     out = []
     for i in range(count):
         name = me if i == 0 else "gpu%03d" % i
