@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.lab.sysfs_tree import build_tree
+from tests.unit.playbook_process import run_playbook
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "inventories" / "example"
@@ -93,15 +94,7 @@ def _play(example, playbook, *args, env=None, expect_rc=0):
         "ibtune_report_dir=%s" % (example["dir"] / "reports"),
         *args,
     ]
-    proc = subprocess.run(
-        argv,
-        check=False,
-        env=dict(_env(), **(env or {})),
-        cwd=str(example["dir"]),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = run_playbook(argv, env=dict(_env(), **(env or {})), cwd=str(example["dir"]))
     output = proc.stdout + proc.stderr
     assert proc.returncode == expect_rc, "%s %s: rc=%d:\n%s" % (
         playbook,

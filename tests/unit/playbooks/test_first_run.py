@@ -10,7 +10,6 @@ runs over the local connection with a fixture sysfs tree shaped like the kernel'
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 import yaml
 
 from tests.lab.sysfs_tree import build_tree
+from tests.unit.playbook_process import run_playbook
 from tests.unit.playbooks.test_example_inventory import EXAMPLE, ROOT, _env
 
 # The example inventory's fixture, shared (pytest finds it by its name in this module).
@@ -65,7 +65,7 @@ def _run(inventories, playbook, *args, cwd, check=False):
         argv += ["-i", str(inventory)]
     argv += [str(PLAYBOOKS / playbook), *(["--check"] if check else []), *args]  # an absolute path stays as it is
     env = dict(_env(), ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    proc = subprocess.run(argv, env=env, cwd=str(cwd), capture_output=True, text=True, timeout=600, check=False)
+    proc = run_playbook(argv, env=env, cwd=str(cwd))
     return Run(proc.returncode, proc.stdout + proc.stderr)
 
 
