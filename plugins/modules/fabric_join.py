@@ -41,7 +41,7 @@ options:
         M(ibtune.fabric.schedule_wait) O(ibtune.fabric.schedule_wait#module:sides_dir) and
         M(ibtune.fabric.slurm_pass) write them; joined together with O(sides).
     type: path
-    version_added: 0.3.0
+    version_added: 0.2.0
   test:
     description: The test of the pass.
     type: str

@@ -88,86 +88,86 @@ options:
     type: str
     choices: [none, srun, mpirun, torchrun]
     default: none
-    version_added: 0.3.0
+    version_added: 0.2.0
   hosts:
     description: The group's nodes, in rank order (inventory names the launcher can reach).
     type: list
     elements: str
     default: []
-    version_added: 0.3.0
+    version_added: 0.2.0
   ranks_per_node:
     description: Ranks (one per GPU) on each node; default every NVIDIA GPU found on this host.
     type: int
-    version_added: 0.3.0
+    version_added: 0.2.0
   srun_mpi:
     description: The PMI srun hands nccl-tests' MPI build (C(--mpi=)).
     type: str
     choices: [pmix, pmi2]
     default: pmix
-    version_added: 0.3.0
+    version_added: 0.2.0
   launch_executable:
     description: The launcher binary (default C(srun), C(mpirun) or C(torchrun) on C(PATH)).
     type: str
-    version_added: 0.3.0
+    version_added: 0.2.0
   launch_args:
     description: More launcher arguments (after the ones the module builds, before the program).
     type: list
     elements: str
     default: []
-    version_added: 0.3.0
+    version_added: 0.2.0
   hostfile:
     description: Where the mpirun hostfile (C(host slots=N) lines from I(hosts)) is written; default a temporary file.
     type: path
-    version_added: 0.3.0
+    version_added: 0.2.0
   partition:
     description: srun C(--partition).
     type: str
-    version_added: 0.3.0
+    version_added: 0.2.0
   account:
     description: srun C(--account).
     type: str
-    version_added: 0.3.0
+    version_added: 0.2.0
   time_limit_min:
     description: srun C(--time) in minutes.
     type: int
-    version_added: 0.3.0
+    version_added: 0.2.0
   rdzv_port:
     description: torchrun's c10d rendezvous port on the first host.
     type: int
     default: 29400
-    version_added: 0.3.0
+    version_added: 0.2.0
   rdzv_id:
     description: torchrun's rendezvous id (one per run).
     type: str
     default: ibtune-nccl
-    version_added: 0.3.0
+    version_added: 0.2.0
   node_rank:
     description: torchrun C(--node-rank) for this node's agent (without it c10d numbers the nodes).
     type: int
-    version_added: 0.3.0
+    version_added: 0.2.0
   torchrun_under_srun:
     description: Start one torchrun agent per node with srun (C(srun --ntasks-per-node=1 torchrun ...)).
     type: bool
     default: false
-    version_added: 0.3.0
+    version_added: 0.2.0
   torch_script:
     description:
       - Where the torch benchmark is written (default a temporary file); with several nodes it must be a path every
         node has (write it there first with I(install_only)).
     type: path
-    version_added: 0.3.0
+    version_added: 0.2.0
   install_only:
     description:
       - Only count the GPUs (C(gpus_found)) and, with I(torch_script), write the torch benchmark there (changed when
         its content changed), then return.
     type: bool
     default: false
-    version_added: 0.3.0
+    version_added: 0.2.0
   sysfs_root:
     description: Root of sysfs, where the NVIDIA GPUs are counted (C(bus/pci/devices)).
     type: path
     default: /sys
-    version_added: 0.3.0
+    version_added: 0.2.0
   expect:
     description:
       - What NCCL's log must show, from the plan - C(transport) (C(IB), C(Socket)), C(hcas) (the exact NIC list, e.g.
@@ -175,12 +175,12 @@ options:
         (default I(hosts)). Empty checks nothing.
     type: dict
     default: {}
-    version_added: 0.3.0
+    version_added: 0.2.0
   nccl_debug_subsys:
     description: C(NCCL_DEBUG_SUBSYS) with I(nccl_debug) (INIT for the network and channels, ENV, NET); empty leaves it.
     type: str
     default: INIT,ENV,NET
-    version_added: 0.3.0
+    version_added: 0.2.0
   extra_args:
     description: More nccl-tests arguments, as a list.
     type: list

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: nccl_verdict
 short_description: Judge multi-node NCCL runs against reference curves and per-NIC floors, and bisect failed groups
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Controller side of the multi-node NCCL check (role C(nccl_check)); the logic is C(module_utils/nccl/verdict.py).
   - "Every run of the plan is judged: the run itself (exit, rows), the transport (I(results)' C(transport_problems):

@@ -65,7 +65,7 @@ options:
         O(ibtune.fabric.fabric_join#module:sides_dir).
       - The sides then never travel as a task result, a host fact and the join's module arguments.
     type: path
-    version_added: 0.3.0
+    version_added: 0.2.0
 attributes:
   check_mode:
     support: none

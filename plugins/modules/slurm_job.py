@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: slurm_job
 short_description: The submit host's side of a validation pass run as one Slurm job (internal; use slurm_pass)
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Internal module of M(ibtune.fabric.slurm_pass), which calls it on the Slurm submit host; do not use it
     directly.

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: slurm_pass
 short_description: Run one planned validation pass as ONE Slurm job and bring every side's result back
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Action plugin (runs on the controller); delegate it to the Slurm submit host (a host with C(sbatch) that
     sees the shared filesystem), with C(run_once).
