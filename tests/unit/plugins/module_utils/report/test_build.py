@@ -522,3 +522,19 @@ def test_write_atomic_leaves_no_temp_on_error(tmp_path):
     with pytest.raises(OSError):
         RR.write_atomic(str(tmp_path), {"a.txt": "x"})
     assert os.listdir(tmp_path) == ["a.txt"]
+
+
+def test_the_summary_says_which_latency_figure_it_gated():
+    # issue 20 part 4: a latency result gated on the average (the tool printed no typical) is said so, per basis
+    def lat(server, client, typical_us, basis, round_):
+        return {"server": server, "server_device": "mlx5_0", "client": client, "client_device": "mlx5_0",
+                "test": "write_lat", "kind": "latency", "t_typical_us": typical_us, "p99_us": None,
+                "threshold_us": 3.0, "latency_basis": basis, "passed": True, "failure": None,
+                "failure_kind": None, "round": round_, "pass": 1}  # fmt: skip
+
+    results = [lat("a", "b", 1.9, "t_typical", 0), lat("c", "d", 2.1, "t_avg", 1)]
+    report = R.build_report(results, expected_hosts=["a", "b", "c", "d"], now=NOW)
+    assert [r["latency_basis"] for r in report["results"]] == ["t_typical", "t_avg"]
+    lines = RR.to_markdown(report).splitlines()
+    assert "2 measurements (gated on: average (no typical printed) 1, typical 1): min 1.90 us, median 2.00 us, " \
+        "max 2.10 us." in lines  # fmt: skip

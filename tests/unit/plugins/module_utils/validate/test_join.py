@@ -125,3 +125,46 @@ def test_summary_counts_failure_kinds():
         {"passed": False, "failure_kind": "connect"},
     ]
     assert join.summary(results) == {"results": 3, "failed": 2, "failure_kinds": {"connect": 2}}
+
+
+def latency_sides(p, client_figures):
+    """Every side of the plan ok; each client side carries client_figures(rail)."""
+    sides = []
+    for ss in p["slices"].values():
+        for s in ss:
+            out = dict(s, failure_kind=None, failure=None)
+            if s["role"] == "client":
+                out.update(client_figures(s["rail"]))
+            sides.append(out)
+    return sides
+
+
+def test_a_p99_ceiling_the_tool_printed_no_p99_for_fails_the_pair_as_ungated():
+    # issue 20 part 4: max_p99_us set, the tool printed a typical but no p99 on mlx5_1: never a silent pass
+    hosts = ["a", "b"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    sides = latency_sides(p, lambda rail: {"t_typical_us": 1.9, "p99_us": None if rail == "mlx5_1:1" else 2.5})
+    results = join.join_pass(p["pairs"], sides, r, {"test": "write_lat", "max_typical_us": 3, "max_p99_us": 5})
+    by_rail = dict((x["rail"], x) for x in results)
+    assert by_rail["mlx5_0:1"]["passed"] and by_rail["mlx5_0:1"]["failure_kind"] is None
+    ungated = by_rail["mlx5_1:1"]
+    assert not ungated["passed"] and ungated["failure_kind"] == "ungated"
+    assert ungated["failure"].startswith("max_p99_us is 5 us but the latency tool printed no p99 for this pair")
+    # without the ceiling the same figures pass: the gate that could not apply is the reason, nothing else
+    results = join.join_pass(p["pairs"], sides, r, {"test": "write_lat", "max_typical_us": 3})
+    assert all(x["passed"] for x in results)
+
+
+def test_the_latency_figure_gated_is_typical_where_printed_else_the_average():
+    hosts = ["a", "b"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    # mlx5_0: typical printed (and an average that would fail); mlx5_1: only an average (send_lat -D style)
+    figures = {"mlx5_0:1": {"t_typical_us": 1.9, "t_avg_us": 4.0}, "mlx5_1:1": {"t_avg_us": 4.0}}
+    sides = latency_sides(p, lambda rail: figures[rail])
+    results = join.join_pass(p["pairs"], sides, r, {"test": "write_lat", "max_typical_us": 3})
+    by_rail = dict((x["rail"], x) for x in results)
+    assert (by_rail["mlx5_0:1"]["latency_basis"], by_rail["mlx5_0:1"]["passed"]) == ("t_typical", True)
+    avg = by_rail["mlx5_1:1"]
+    assert (avg["latency_basis"], avg["t_typical_us"], avg["failure_kind"]) == ("t_avg", 4.0, "above_threshold")

@@ -12,6 +12,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.pairs impor
     pair_rounds,
     retest_rounds,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 
 
 def hosts_of(n):
@@ -415,3 +416,41 @@ def test_retest_ignores_second_pass_and_validates():
         retest_rounds(["x"])
     with pytest.raises(ValueError, match="partners must be >= 1"):
         retest_rounds(results, partners=0)
+
+
+def peer_gated_first_pass(hosts, slow, bw_slow=300.0):
+    """all_pairs pass 1 where every pair passes its absolute gate (240 Gb/s) and ``slow``'s pairs run at bw_slow."""
+    results = []
+    for index, rnd in enumerate(pair_rounds(hosts)):
+        for server, client in rnd:
+            bw = bw_slow if slow in (server, client) else 390.0
+            results.append(
+                {"server": server, "client": client, "server_device": "mlx5_0", "client_device": "mlx5_0",
+                 "rail": "mlx5_0:1", "test": "write", "kind": "bandwidth", "bw_avg_gbps": bw,
+                 "threshold_gbps": 240.0, "line_rate_gbps": 400.0, "passed": True, "failure": None,
+                 "failure_kind": None, "round": index, "pass": 1}
+            )  # fmt: skip
+    return results
+
+
+def test_pairs_that_fail_only_the_peer_gate_are_retested_too():
+    # issue 20 part 2: node004 passes min_gbps with everyone but runs at 77% of its peers: the report fails it as
+    # slow_vs_peers, so the retest must measure it again with a known-good partner it did not fail with
+    hosts = hosts_of(8)
+    results = peer_gated_first_pass(hosts, "node004")
+    rounds = retest_rounds(results, hosts)
+    pairs = [sorted(p) for rnd in rounds for p in rnd]
+    assert len(pairs) == 1 and "node004" in pairs[0], pairs
+    # the peer gate is what makes it a subject: turned off, every pair passed and there is nothing to retest
+    assert retest_rounds(results, hosts, min_peer_fraction=0) == []
+
+
+def test_the_retest_partner_comes_from_the_subjects_own_switch_when_the_groups_know_it():
+    # issue 20 part 2: a pass behind the same leaf proves the node (its failures across could be above it)
+    hosts = hosts_of(8)
+    results = run_first_pass(hosts, bad_nodes={"node004"})
+    leaf_of = dict((h, "leaf%d" % (i // 4)) for i, h in enumerate(hosts))  # node000-003 leaf0, node004-007 leaf1
+    groups = switches.from_group_var(leaf_of)
+    [[pair]] = retest_rounds(results, hosts, groups=(groups, "inventory"))
+    partner = [h for h in pair if h != "node004"][0]
+    assert leaf_of[partner] == "leaf1", pair
