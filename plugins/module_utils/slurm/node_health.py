@@ -61,6 +61,10 @@ DEFAULTS = {
     # the fleet guard: never drain this node when the nodes already held with ibtune reasons reach the limit
     "fleet_max_drain_fraction": 0.1,
     "fleet_max_drain": -1,
+    # after its drain, a node waits this long before it reads the fleet again, so that every node that checked at
+    # the same moment has drained by then and they all rank the same set: without it two nodes racing each saw
+    # only themselves and both stayed drained past the limit (molecule slurm, 3 nodes at 0.5)
+    "fleet_settle_s": 2.0,
     # a transient state (RDMA class missing, an unreadable rate, a port INIT/ARMED) drains only when it is seen this
     # many checks in a row, or has lasted grace_s
     "consecutive": 3,
@@ -414,6 +418,7 @@ def drain_own_node(config, problem, today, run=None):
     rc, out = run(_slurm.drain_argv(name, reason, config["scontrol"]))
     if rc != 0:
         return "drain of %s failed (%s)" % (name, out.strip() or "rc=%d" % rc)
+    time.sleep(config["fleet_settle_s"])
     undone = _undo_if_raced(config, name, run)
     if undone:
         return undone

@@ -4,6 +4,8 @@ corpus-shaped mixed node, and real scontrol output for the self-drain."""
 import io
 import json
 import os
+import threading
+import time
 
 import pytest
 
@@ -44,6 +46,7 @@ def node(tmp_path):
         "nccl_conf": str(tmp_path / "nccl.conf"),
         "node_name": "ibt-slurm-n2",
         "fleet_max_drain_fraction": 1.0,  # the fake slurmctld below knows this node only
+        "fleet_settle_s": 0,  # one node per test; the racing nodes' test sets its own
     }
     path = tmp_path / "node-health.json"
     path.write_text(json.dumps(config))
@@ -408,3 +411,74 @@ def test_a_healthy_check_never_resumes_another_sources_drain(node):
     scontrol = Scontrol(held)
     assert _main(["--config", node["path"], "--drain"], run=scontrol) == (0, "OK\n")
     assert [c[1] for c in scontrol.calls] == ["show"]
+
+
+class SharedSlurmctld:
+    """One slurmctld's node table that several racing health checks read and drain at once (threads): a drain
+    stamps the reason with the second it happened, as slurmctld does."""
+
+    def __init__(self, names):
+        self.lock = threading.Lock()
+        self.held = {}
+        self.names = names
+        self.first_reads = threading.Barrier(len(names))  # every node has read the fleet before any drains
+        self.seen = threading.local()
+
+    def __call__(self, argv):
+        if argv[1] == "show":
+            with self.lock:
+                text = self.show()
+            if not getattr(self.seen, "read", False):
+                self.seen.read = True
+                self.first_reads.wait()
+            return 0, text
+        with self.lock:
+            name, state = argv[2].split("=", 1)[1], argv[3]
+            if state == "State=DRAIN":
+                reason = argv[4].split("=", 1)[1]
+                self.held[name] = (reason, time.strftime("%Y-%m-%dT%H:%M:%S"))
+            elif state == "State=RESUME":
+                self.held.pop(name, None)
+            return 0, ""
+
+    def show(self):
+        head = _line("show-node-not-responding.txt", "ibt-slurm-n2").strip().split(" Reason=", maxsplit=1)[0]
+        lines = []
+        for name in self.names:
+            text = head.replace("ibt-slurm-n2", name)
+            if name in self.held:
+                reason, when = self.held[name]
+                text = text.replace("State=IDLE+NOT_RESPONDING ", "State=IDLE+DRAIN ")
+                text += " Reason=%s [root@%s]" % (reason, when)
+            lines.append(text)
+        return "\n".join(lines) + "\n"
+
+
+def test_nodes_failing_at_the_same_moment_drain_no_more_than_the_fleet_limit(tmp_path):
+    names = ["ibt-slurm-n0", "ibt-slurm-n1", "ibt-slurm-n2"]
+    slurmctld = SharedSlurmctld(names)
+    notes = {}
+
+    def check(name):
+        config = node_health.normalise_config(
+            {
+                "ports": ["mlx5_0:1"],
+                "node_name": name,
+                "fleet_max_drain_fraction": 0.5,
+                "fleet_settle_s": 0.5,
+                "state_dir": str(tmp_path / name),
+            }
+        )
+        notes[name] = node_health.drain_own_node(config, "mlx5_0 port 1 is DOWN", "2026-12-02", run=slurmctld)
+
+    threads = [threading.Thread(target=check, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # the limit for 3 nodes at 0.5 is 1: the first drained (by its reason's second, then by name) stays
+    [(stays, _reason)] = slurmctld.held.items()
+    assert notes.pop(stays) == "drained %s" % stays
+    assert sorted(notes.values()) == sorted(
+        "drained and resumed %s: other nodes reached the fleet limit at the same moment" % n for n in notes
+    )
