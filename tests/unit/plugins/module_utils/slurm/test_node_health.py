@@ -477,7 +477,8 @@ def test_nodes_failing_at_the_same_moment_drain_no_more_than_the_fleet_limit(tmp
     for thread in threads:
         thread.join()
     # the limit for 3 nodes at 0.5 is 1: the first drained (by its reason's second, then by name) stays
-    [(stays, _reason)] = slurmctld.held.items()
+    assert len(slurmctld.held) == 1, slurmctld.held
+    stays = next(iter(slurmctld.held))
     assert notes.pop(stays) == "drained %s" % stays
     assert sorted(notes.values()) == sorted(
         "drained and resumed %s: other nodes reached the fleet limit at the same moment" % n for n in notes
