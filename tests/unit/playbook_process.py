@@ -1,11 +1,11 @@
 """Run ansible-playbook for a test, guarded against one known way it hangs.
 
-Under load, ansible-core 2.19.0 (the lowest release requires_ansible claims, run by make unit-lowest) once lost its
-results thread ("Exception in thread ... (results_thread_main)" on stderr) and then waited for results forever:
-the play never ends. That is ansible-core's bug, not the collection's. A run whose results thread died is killed
-as soon as that is seen (not after the whole timeout) and run again (RETRIES); the traceback is kept in the error
-of the last failure, so it can be reported upstream. What it showed here: KeyError on ('<host>', '<task uuid>') in
-StrategyBase._convert_wire_task_result_to_raw (self._queued_task_cache), a result for a task no longer queued.
+ansible-core 2.19.0-2.19.3 lose their results thread ("Exception in thread ... (results_thread_main)" on stderr,
+a KeyError on ('<host>', '<task uuid>') in StrategyBase._convert_wire_task_result_to_raw) and then wait for results
+for ever: tune_ib.yml's install stage hung so every time on 2.19.0 and 2.19.3, which is why requires_ansible starts
+at 2.19.4 (meta/runtime.yml). That is ansible-core's bug. Should it come back, a run whose results thread died is
+killed as soon as that is seen (not after the whole timeout) and run again (RETRIES); the traceback is kept in the
+error of the last failure, so it can be reported upstream.
 """
 
 import subprocess
