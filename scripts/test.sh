@@ -3,12 +3,16 @@
 #
 #   bootstrap-host                      Debian packages, the venvs, the collections path (everything needs them)
 #   then side by side:
-#     lane "containers": images -> the Molecule scenarios (molecule/ORDER), one at a time
+#     lane "containers": images -> Molecule scenarios taken from the queue, one at a time
 #     lane "python":     lint -> sanity -> unit -> browser -> promtool -> build -> unit/sanity on the
 #                        lowest ansible-core requires_ansible claims (requirements/lowest.lock) -> bench-smoke
 #                        (its own containers, ibt-labbench-*: it waits for the images, never for a scenario)
-# The lanes share no container, port or file: the Molecule scenarios and the bench use their own container names,
-# the python lane starts no container. A layer's output goes to build/logs/<layer>.log and is printed whole when
+#                        -> Molecule scenarios taken from the same queue, one at a time
+# The scenario queue is longest first (molecule/DURATIONS: seconds each took in the last fresh-clone run; a scenario
+# not listed there goes first, as if longest), so the lab starts as soon as the images are built and the python
+# lane, once its own layers are done, takes the shorter scenarios beside it (longest-processing-time first).
+# The lanes share no container, port or file: every scenario and the bench use their own container names and
+# networks, so two different scenarios can run at once; the same scenario never runs twice at once (with-lock.sh). A layer's output goes to build/logs/<layer>.log and is printed whole when
 # it ends (one layer at a time, never interleaved). TEST_LANES=1 runs everything one after the other.
 # The closing table is build/timings.txt: every layer, its lane, its wall time and exit status, and the total.
 set -uo pipefail
@@ -53,9 +57,37 @@ python_lane() {
   layer python sanity-lowest make --no-print-directory sanity-lowest || rc=1
   if wait_for_images; then
     layer python bench-smoke "$root/scripts/bench-smoke.sh" || rc=1
+    run_queued_scenarios python || rc=1
   else
     rc=1
   fi
+  return $rc
+}
+
+# The scenario queue: every scenario once, longest first by molecule/DURATIONS (unlisted ones first).
+make_queue() {
+  local s cost
+  for s in ${SCENARIOS:-$("$root/scripts/list-scenarios.sh")}; do
+    cost=$(awk -v s="$s" '$1 == s {print $2}' "$root/molecule/DURATIONS" 2>/dev/null)
+    printf '%s %s\n' "${cost:-999999}" "$s"
+  done | sort -s -k1,1nr | awk '{print $2}' >"$logs/.queue"
+}
+
+# pop_scenario: print the next scenario of the queue and remove it (nothing when it is empty).
+pop_scenario() {
+  (
+    flock 8
+    head -n 1 "$logs/.queue"
+    sed -i 1d "$logs/.queue"
+  ) 8>"$logs/.queue.lock"
+}
+
+# run_queued_scenarios LANE: run scenarios from the queue until it is empty; non-zero when any failed.
+run_queued_scenarios() {
+  local lane=$1 s rc=0
+  while s=$(pop_scenario) && [ -n "$s" ]; do
+    layer "$lane" "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || rc=1
+  done
   return $rc
 }
 
@@ -73,15 +105,12 @@ containers_lane() {
     return 1
   fi
   touch "$logs/.images.done"
-  local s rc=0
-  for s in ${SCENARIOS:-$("$root/scripts/list-scenarios.sh")}; do
-    layer containers "molecule-$s" "$root/scripts/with-lock.sh" "molecule-$s" molecule test -s "$s" || rc=1
-  done
-  return $rc
+  run_queued_scenarios containers
 }
 
 export PATH="$root/.venv/bin:$PATH"
 layer setup bootstrap-host "$root/scripts/bootstrap.sh" host || { cat "$timings"; exit 1; }
+make_queue
 if [ "$lanes" -ge 2 ]; then
   containers_lane &
   containers_pid=$!
