@@ -15,6 +15,7 @@ import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as nccl_env
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
 
 # --- nccl_log_check -------------------------------------------------------------------------------------------
@@ -116,4 +117,50 @@ def run_log_check(params, check_mode=False):
         " (fell back from IB)" if parsed["fallback"] else "",
         len(parsed["warnings"]),
     )
+    return result
+
+
+# --- nccl_env_lint --------------------------------------------------------------------------------------------
+
+
+def _lint_file(params):
+    path = params["path"]
+    if not os.path.isfile(path):
+        raise ModuleError("%s does not exist: render it first or point path at the file" % path)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ModuleError("cannot read %s: %s" % (path, exc))
+    env, errors, warnings = nccl_env.lint_conf(
+        text, nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
+    )
+    return env, errors, warnings, path
+
+
+def _lint_env(params):
+    env = {k: nccl_env.to_text(v) for k, v in params["env"].items()}
+    errors, warnings = nccl_env.lint(
+        params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
+    )
+    return env, errors, warnings, "the given env"
+
+
+def run_env_lint(params, check_mode=False):
+    """The nccl_env_lint result (see the module's RETURN): every lint warning is a task warning too; ``failed``
+    on an error, or on a warning with fail_on_warnings."""
+    env, errors, warnings, source = (_lint_file if params["path"] is not None else _lint_env)(params)
+    result = dict(changed=False, errors=errors, lint_warnings=warnings, env=env)
+    result["warnings"] = [item["message"] for item in warnings]
+    if errors or (warnings and params["fail_on_warnings"]):
+        problems = errors if errors else warnings
+        result["failed"] = True
+        result["msg"] = "%s has %d NCCL error(s) and %d warning(s): %s" % (
+            source,
+            len(errors),
+            len(warnings),
+            "; ".join(p["message"] for p in problems),
+        )
+        return result
+    result["msg"] = "%s: %d variables, no errors, %d warning(s)" % (source, len(env), len(warnings))
     return result
