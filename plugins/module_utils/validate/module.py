@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the fabric_plan and perftest_schedule modules do, each as one function over its parameters (the modules
-are glue: common/module.py respond() answers Ansible with the result, or the ModuleError's sentence)."""
+"""What the fabric_plan, fabric_join and perftest_schedule modules do, each as one function over its parameters
+(the modules are glue: common/module.py respond() answers Ansible with the result, or the ModuleError's
+sentence)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,9 +13,10 @@ import json
 import signal
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule, sidefiles
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 
 # --- fabric_plan ----------------------------------------------------------------------------------------------
@@ -106,6 +108,74 @@ def run_fabric_plan(params, check_mode=False):
         return _plan_result(params, check_mode)
     except (ValueError, KeyError) as exc:
         raise ModuleError("fabric_plan: %s" % (exc,))
+
+
+# --- fabric_join ----------------------------------------------------------------------------------------------
+
+JOIN_SETTINGS = (
+    "test",
+    "size",
+    "qps",
+    "duration",
+    "bidirectional",
+    "min_gbps",
+    "min_link_fraction",
+    "expect_rate_gbps",
+    "max_typical_us",
+    "max_p99_us",
+)
+
+
+def _join_result(p, check_mode, warnings):
+    with open(p["plan"]) as handle:
+        plan = json.load(handle)
+    settings = dict((k, p[k]) for k in JOIN_SETTINGS)
+    sides = list(p["sides"])
+    if p["sides_dir"]:
+        for host_sides in sidefiles.read_sides(p["sides_dir"]).values():
+            sides.extend(host_sides)
+    results, refused = join_utils.join_checked(plan["pairs"], sides, plan["rails"], settings)
+    warnings.extend(refused[:20])
+    if not check_mode:
+        plan_utils.write_json(p["dest"], results)
+    counts = join_utils.summary(results)
+    failures = [
+        "%s/%s<->%s/%s rail %s round %s: %s"
+        % (r["server"], r["server_device"], r["client"], r["client_device"], r["rail"], r["round"], r["failure"])
+        for r in results
+        if not r["passed"]
+    ][:20]
+    return dict(
+        changed=False,
+        results_path=p["dest"],
+        # not "results": Ansible reserves that key for loops, renames it and warns on every run
+        result_count=counts["results"],
+        failed_results=counts["failed"],
+        failure_kinds=counts["failure_kinds"],
+        failures=failures,
+        refused=refused,
+        msg="pass %s: %d pair result(s), %d failed%s"
+        % (
+            plan.get("pass"),
+            counts["results"],
+            counts["failed"],
+            (" (%s)" % ", ".join("%s %d" % kv for kv in sorted(counts["failure_kinds"].items())))
+            if counts["failed"]
+            else "",
+        ),
+    )
+
+
+def run_fabric_join(params, check_mode=False):
+    """The fabric_join result (see the module's RETURN): the pass's sides joined into pair results, written to dest
+    unless check_mode. The first 20 refused sides are the task's warnings, also when it then fails."""
+    warnings = []
+    try:
+        result = _join_result(params, check_mode, warnings)
+    except (ValueError, KeyError, IOError, OSError) as exc:
+        return {"failed": True, "msg": "fabric_join: %s" % (exc,), "warnings": warnings}
+    result["warnings"] = warnings
+    return result
 
 
 # --- perftest_schedule ----------------------------------------------------------------------------------------
