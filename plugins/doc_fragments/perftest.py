@@ -8,7 +8,8 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    # The connection options every one-side perftest module shares (perftest_bw, perftest_lat).
+    # The connection options every one-side perftest module shares (perftest_bw, perftest_lat); their argument spec
+    # is module_utils/perftest/module.py's SHARED_SPEC.
     DOCUMENTATION = r"""
 options:
   role:
@@ -39,4 +40,15 @@ options:
         parallel tests on one host need distinct ports.
     type: int
     default: 18515
+  connect_timeout:
+    description:
+      - Client only. Seconds during which a refused connection (server not yet listening) is retried, about
+        every 0.5 s.
+    type: float
+    default: 30
+  extra_args:
+    description: More perftest arguments, appended as separate list items before the server address.
+    type: list
+    elements: str
+    default: []
 """

@@ -138,93 +138,31 @@ failures:
   elements: str
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.module import run_fabric_join
 
-SETTINGS = (
-    "test",
-    "size",
-    "qps",
-    "duration",
-    "bidirectional",
-    "min_gbps",
-    "min_link_fraction",
-    "expect_rate_gbps",
-    "max_typical_us",
-    "max_p99_us",
+ARGUMENT_SPEC = dict(
+    plan=dict(type="path", required=True),
+    sides=dict(type="list", elements="dict", default=[]),
+    sides_dir=dict(type="path"),
+    test=dict(type="str", default="write"),
+    duration=dict(type="int"),
+    size=dict(type="str"),
+    qps=dict(type="int"),
+    bidirectional=dict(type="bool", default=False),
+    min_gbps=dict(type="float"),
+    min_link_fraction=dict(type="float"),
+    expect_rate_gbps=dict(type="float"),
+    max_typical_us=dict(type="float"),
+    max_p99_us=dict(type="float"),
+    dest=dict(type="path", required=True),
 )
 
 
-def run_module(module):
-    p = module.params
-    with open(p["plan"]) as handle:
-        plan = json.load(handle)
-    settings = dict((k, p[k]) for k in SETTINGS)
-    sides = list(p["sides"])
-    if p["sides_dir"]:
-        for host_sides in sidefiles.read_sides(p["sides_dir"]).values():
-            sides.extend(host_sides)
-    results, refused = join_utils.join_checked(plan["pairs"], sides, plan["rails"], settings)
-    for sentence in refused[:20]:
-        module.warn(sentence)
-    if not module.check_mode:
-        plan_utils.write_json(p["dest"], results)
-    counts = join_utils.summary(results)
-    failures = [
-        "%s/%s<->%s/%s rail %s round %s: %s"
-        % (r["server"], r["server_device"], r["client"], r["client_device"], r["rail"], r["round"], r["failure"])
-        for r in results
-        if not r["passed"]
-    ][:20]
-    return dict(
-        changed=False,
-        results_path=p["dest"],
-        # not "results": Ansible reserves that key for loops, renames it and warns on every run
-        result_count=counts["results"],
-        failed_results=counts["failed"],
-        failure_kinds=counts["failure_kinds"],
-        failures=failures,
-        refused=refused,
-        msg="pass %s: %d pair result(s), %d failed%s"
-        % (
-            plan.get("pass"),
-            counts["results"],
-            counts["failed"],
-            (" (%s)" % ", ".join("%s %d" % kv for kv in sorted(counts["failure_kinds"].items())))
-            if counts["failed"]
-            else "",
-        ),
-    )
-
-
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            plan=dict(type="path", required=True),
-            sides=dict(type="list", elements="dict", default=[]),
-            sides_dir=dict(type="path"),
-            test=dict(type="str", default="write"),
-            duration=dict(type="int"),
-            size=dict(type="str"),
-            qps=dict(type="int"),
-            bidirectional=dict(type="bool", default=False),
-            min_gbps=dict(type="float"),
-            min_link_fraction=dict(type="float"),
-            expect_rate_gbps=dict(type="float"),
-            max_typical_us=dict(type="float"),
-            max_p99_us=dict(type="float"),
-            dest=dict(type="path", required=True),
-        ),
-        supports_check_mode=True,
-    )
-    try:
-        module.exit_json(**run_module(module))
-    except (ValueError, KeyError, IOError, OSError) as exc:
-        module.fail_json(msg="fabric_join: %s" % (exc,))
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    respond(module, run_fabric_join, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -210,125 +210,38 @@ isl_coverage:
   sample: {isls: 1064, coverable_isls: 1064, covered_isls: 1064}
 """
 
-import json
-
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.module import run_fabric_plan
 
-
-def run_module(module):
-    p = module.params
-    rounds = None
-    if p["retest_from"]:
-        with open(p["retest_from"]) as handle:
-            first = json.load(handle)
-        groups = switches.resolve(topology=p["topology"], group_var=p["groups"])
-        rounds = pairs_utils.retest_plan(
-            first, hosts=p["hosts"], exclude=p["exclude"], rails=p["rails"], groups=groups,
-            min_peer_fraction=p["min_peer_fraction"],
-        )  # fmt: skip
-    gid = p["gid_index"]
-    if gid in ("", "null"):
-        gid = None
-    elif gid not in (None, "auto"):
-        gid = int(gid)
-    plan = plan_utils.plan_pass(
-        p["hosts"],
-        p["rails"],
-        p["addresses"],
-        strategy=p["strategy"],
-        pass_no=p["pass_number"],
-        base_tcp_port=p["base_tcp_port"],
-        rounds=rounds,
-        random_rounds=p["random_rounds"],
-        seed=p["seed"],
-        groups=p["groups"],
-        pairs=p["pairs"],
-        expect_rails=p["expect_rails"] or None,
-        gid_index=gid,
-        topology=p["topology"],
-    )
-    participants = sorted(h for h, sides in plan["slices"].items() if sides)
-    plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_number"])
-    if not module.check_mode:
-        plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_number"])
-    n_sides = sum(len(s) for s in plan["slices"].values())
-    extra = {}
-    coverage = plan.get("coverage") if rounds is None else None
-    if coverage is not None:
-        extra = dict(
-            uncovered_isls=coverage["uncovered_isls"],
-            isl_coverage=dict((k, coverage[k]) for k in ("isls", "coverable_isls", "covered_isls")),
-        )
-    if p["topology"] is not None:
-        # the fabric is hundreds of kB: it is not echoed back (invocation.module_args)
-        extra["invocation"] = {"module_args": dict(p, topology="(the fabric's topology, not echoed)")}
-    result = dict(
-        changed=False,
-        rounds=plan["rounds"],
-        pairs=len(plan["pairs"]),
-        sides=n_sides,
-        host_failures=plan["host_failures"],
-        untested=plan["untested"],
-        participants=participants,
-        plan_file=plan_file,
-        slice_dir=slice_dir,
-        estimate_s=plan_utils.estimate_s(plan["rounds"], p["run_s"]),
-        budget_s=plan_utils.pass_budget_s(plan["rounds"], p["run_s"], p["connect_timeout"], p["slack"]),
-        ideal_s=plan["rounds"] * p["run_s"],
-        eta_msg=plan_utils.eta_sentence(plan["rounds"], p["run_s"]),
-        msg="pass %d: %d round(s) of %s over %d host(s), %d pair(s), %d side(s)"
-        % (
-            p["pass_number"],
-            plan["rounds"],
-            "retests" if rounds is not None else p["strategy"],
-            len(p["hosts"]),
-            len(plan["pairs"]),
-            n_sides,
-        ),
-        **extra,
-    )
-    if coverage is not None:
-        result["msg"] += "; %d of %d directed inter-switch links covered, %d uncovered" % (
-            coverage["covered_isls"],
-            coverage["isls"],
-            len(coverage["uncovered_isls"]),
-        )
-    return result
+ARGUMENT_SPEC = dict(
+    hosts=dict(type="list", elements="str", required=True),
+    rails=dict(type="dict", required=True),
+    addresses=dict(type="dict", required=True),
+    strategy=dict(type="str", default="all_pairs", choices=list(pairs_utils.STRATEGIES) + ["cover_links"]),
+    topology=dict(type="dict"),
+    random_rounds=dict(type="int"),
+    seed=dict(type="str"),
+    groups=dict(type="dict"),
+    pairs=dict(type="list", elements="raw"),
+    pass_number=dict(type="int", default=1, no_log=False),
+    retest_from=dict(type="path"),
+    exclude=dict(type="list", elements="str", default=[]),
+    min_peer_fraction=dict(type="float", default=0.9),
+    expect_rails=dict(type="list", elements="str", default=[]),
+    base_tcp_port=dict(type="int", default=18515),
+    gid_index=dict(type="raw"),
+    dest=dict(type="path", required=True),
+    run_s=dict(type="float", default=10),
+    connect_timeout=dict(type="float", default=30),
+    slack=dict(type="float", default=20),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            hosts=dict(type="list", elements="str", required=True),
-            rails=dict(type="dict", required=True),
-            addresses=dict(type="dict", required=True),
-            strategy=dict(type="str", default="all_pairs", choices=list(pairs_utils.STRATEGIES) + ["cover_links"]),
-            topology=dict(type="dict"),
-            random_rounds=dict(type="int"),
-            seed=dict(type="str"),
-            groups=dict(type="dict"),
-            pairs=dict(type="list", elements="raw"),
-            pass_number=dict(type="int", default=1, no_log=False),
-            retest_from=dict(type="path"),
-            exclude=dict(type="list", elements="str", default=[]),
-            min_peer_fraction=dict(type="float", default=0.9),
-            expect_rails=dict(type="list", elements="str", default=[]),
-            base_tcp_port=dict(type="int", default=18515),
-            gid_index=dict(type="raw"),
-            dest=dict(type="path", required=True),
-            run_s=dict(type="float", default=10),
-            connect_timeout=dict(type="float", default=30),
-            slack=dict(type="float", default=20),
-        ),
-        supports_check_mode=True,
-    )
-    try:
-        module.exit_json(**run_module(module))
-    except (ValueError, KeyError) as exc:
-        module.fail_json(msg="fabric_plan: %s" % (exc,))
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    respond(module, run_fabric_plan, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

@@ -109,71 +109,23 @@ msg:
   type: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.host.counters import (
-    deltas,
-    describe_violations,
-    effective_thresholds,
-    describe_saturated,
-    saturated,
-    snapshot,
-    unknown_thresholds,
-    violations,
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.module import run_ib_counters
+
+ARGUMENT_SPEC = dict(
+    sysfs_root=dict(type="path", default="/sys"),
+    previous=dict(type="dict"),
+    thresholds=dict(type="dict", default={}),
+    include_hw_counters=dict(type="bool", default=False),
+    devices=dict(type="list", elements="str"),
+    fail_on_violation=dict(type="bool", default=True),
 )
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            sysfs_root=dict(type="path", default="/sys"),
-            previous=dict(type="dict"),
-            thresholds=dict(type="dict", default={}),
-            include_hw_counters=dict(type="bool", default=False),
-            devices=dict(type="list", elements="str"),
-            fail_on_violation=dict(type="bool", default=True),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    if not os.path.isdir(params["sysfs_root"]):
-        module.fail_json(
-            msg="sysfs_root %s is not a directory: point it at /sys or a fixture tree." % params["sysfs_root"]
-        )
-    thresholds = {}
-    for name, value in (params["thresholds"] or {}).items():
-        try:
-            thresholds[name] = int(value)
-        except (TypeError, ValueError):
-            module.fail_json(
-                msg="thresholds.%s=%r is not an integer: give the allowed increase as a whole number "
-                "(negative turns the gate off)." % (name, value)
-            )
-    current = snapshot(params["sysfs_root"], params["include_hw_counters"], params["devices"])
-    unknown = unknown_thresholds(thresholds, current)
-    if unknown:
-        module.fail_json(msg=" ".join(unknown))
-    previous = params["previous"]
-    found = violations(previous, current, thresholds) if previous else []
-    result = dict(
-        changed=False,
-        counters=current,
-        deltas=deltas(previous, current) if previous else {},
-        violations=found,
-        saturated=saturated(current, thresholds),
-        thresholds=effective_thresholds(thresholds),
-    )
-    stuck = [s for s in result["saturated"] if s["gated"]]
-    if found or stuck:
-        result["msg"] = " ".join(
-            ([describe_violations(found)] if found else []) + ([describe_saturated(stuck)] if stuck else [])
-        )
-        if params["fail_on_violation"]:
-            module.fail_json(**result)
-    else:
-        result["msg"] = "%d ports read, no counter above its threshold" % len(current)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    respond(module, run_ib_counters, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

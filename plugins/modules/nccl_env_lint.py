@@ -109,59 +109,28 @@ env:
   sample: {NCCL_IB_TIMEOUT: "22"}
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as nccl_env
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.module import run_env_lint
+
+ARGUMENT_SPEC = dict(
+    env=dict(type="dict"),
+    path=dict(type="path"),
+    nccl_version=dict(type="str"),
+    link_layer=dict(type="str", choices=["InfiniBand", "Ethernet"]),
+    fail_on_warnings=dict(type="bool", default=False),
+    strict=dict(type="bool", default=False),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            env=dict(type="dict"),
-            path=dict(type="path"),
-            nccl_version=dict(type="str"),
-            link_layer=dict(type="str", choices=["InfiniBand", "Ethernet"]),
-            fail_on_warnings=dict(type="bool", default=False),
-            strict=dict(type="bool", default=False),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         mutually_exclusive=[("env", "path")],
         required_one_of=[("env", "path")],
         supports_check_mode=True,
     )
-    params = module.params
-    if params["path"] is not None:
-        if not os.path.isfile(params["path"]):
-            module.fail_json(msg="%s does not exist: render it first or point path at the file" % params["path"])
-        try:
-            with open(params["path"], "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read %s: %s" % (params["path"], exc))
-        env, errors, warnings = nccl_env.lint_conf(
-            text, nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
-        )
-        source = params["path"]
-    else:
-        env = {k: nccl_env.to_text(v) for k, v in params["env"].items()}
-        errors, warnings = nccl_env.lint(
-            params["env"], nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
-        )
-        source = "the given env"
-    for item in warnings:
-        module.warn(item["message"])
-    result = dict(changed=False, errors=errors, lint_warnings=warnings, env=env)
-    if errors or (warnings and params["fail_on_warnings"]):
-        problems = errors if errors else warnings
-        module.fail_json(
-            msg="%s has %d NCCL error(s) and %d warning(s): %s"
-            % (source, len(errors), len(warnings), "; ".join(p["message"] for p in problems)),
-            **result,
-        )
-    module.exit_json(
-        msg="%s: %d variables, no errors, %d warning(s)" % (source, len(env), len(warnings)),
-        **result,
-    )
+    respond(module, run_env_lint, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

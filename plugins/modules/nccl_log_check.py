@@ -141,115 +141,31 @@ prom_file:
   type: str
 """
 
-import glob
-import os
-import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
-from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.module import run_log_check
 
 
-def _read_sources(module, paths):
-    sources = []
-    for pattern in paths:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        for path in matches:
-            if not os.path.isfile(path):
-                continue
-            try:
-                with open(path, "rb") as handle:
-                    sources.append((path, handle.read().decode("utf-8", "replace")))
-            except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot read NCCL log %s: %s" % (path, exc))
-    if not sources:
-        module.fail_json(
-            msg="paths %s matched no readable file: run the NCCL job with NCCL_DEBUG=INFO and its output saved there"
-            % ", ".join(paths)
-        )
-    return sources
-
-
-def _write_prom(module, directory, text):
-    if not os.path.isdir(directory):
-        module.fail_json(msg="textfile_dir %s is not a directory: create it or fix the path" % directory)
-    return files.write_text(os.path.join(directory, "ibtune_nccl.prom"), text)
+ARGUMENT_SPEC = dict(
+    paths=dict(type="list", elements="path"),
+    content=dict(type="str"),
+    expect_transport=dict(type="str"),
+    fail_on_warn=dict(type="bool", default=False),
+    textfile_dir=dict(type="path"),
+    host=dict(type="str"),
+    busbw=dict(type="dict", default={}),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            paths=dict(type="list", elements="path"),
-            content=dict(type="str"),
-            expect_transport=dict(type="str"),
-            fail_on_warn=dict(type="bool", default=False),
-            textfile_dir=dict(type="path"),
-            host=dict(type="str"),
-            busbw=dict(type="dict", default={}),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         mutually_exclusive=[("paths", "content")],
         required_one_of=[("paths", "content")],
         supports_check_mode=True,
     )
-    params = module.params
-    if params["content"] is not None:
-        sources = [("content", params["content"])]
-    else:
-        sources = _read_sources(module, params["paths"])
-    parsed = nccl_log.parse_many(sources)
-    result = dict(
-        changed=False,
-        transports=parsed["transports"],
-        transport=parsed["transports"][0] if parsed["transports"] else None,
-        networks=parsed["networks"],
-        fallback=parsed["fallback"],
-        fallback_reason=nccl_log.fallback_reason(parsed),
-        nccl_warnings=[
-            {"path": w["path"], "line": w["line"], "host": w["host"], "message": w["message"]}
-            for w in parsed["warnings"]
-        ],
-        nccl_versions=parsed["nccl_versions"],
-        env=parsed["env"],
-        ib_devices=parsed["ib_devices"],
-        socket_interfaces=parsed["socket_interfaces"],
-        gdr=parsed["gdr"],
-        channel_paths=parsed["channel_paths"],
-        files=parsed["files"],
-    )
-    if params["textfile_dir"] and not module.check_mode:
-        busbw = {}
-        for name, value in params["busbw"].items():
-            try:
-                busbw[name] = float(value) if value is not None else None
-            except (TypeError, ValueError):
-                module.fail_json(msg="busbw.%s=%r is not a number (GB/s)" % (name, value))
-        host = params["host"] or socket.gethostname()
-        text = nccl_log.prom_metrics(host, parsed, busbw=busbw, timestamp=time.time())
-        result["prom_file"] = _write_prom(module, params["textfile_dir"], text)
-        result["changed"] = True
-    failures = []
-    if params["expect_transport"]:
-        problem = nccl_log.check_transport(parsed, params["expect_transport"])
-        if problem:
-            failures.append(problem)
-    if params["fail_on_warn"] and parsed["warnings"]:
-        first = parsed["warnings"][0]
-        failures.append(
-            "%d NCCL WARN line(s), first at %s:%d: %s"
-            % (len(parsed["warnings"]), first["path"], first["line"], first["message"])
-        )
-    if failures:
-        module.fail_json(msg="; ".join(failures), **result)
-    module.exit_json(
-        msg="NCCL used %s%s; %d WARN line(s)"
-        % (
-            ", ".join(parsed["networks"]) or "an unlogged network",
-            " (fell back from IB)" if parsed["fallback"] else "",
-            len(parsed["warnings"]),
-        ),
-        **result,
-    )
+    respond(module, run_log_check, module.params, module.check_mode)
 
 
 if __name__ == "__main__":

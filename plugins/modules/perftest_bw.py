@@ -70,12 +70,6 @@ options:
         client, so make it cover the time until the client starts plus the test.
     type: float
     default: 120
-  connect_timeout:
-    description:
-      - Client only. Seconds during which a refused connection (server not yet listening) is retried, about
-        every 0.5 s.
-    type: float
-    default: 30
   min_gbps:
     description: Fail when the average bandwidth is below this many Gb/s.
     type: float
@@ -90,11 +84,6 @@ options:
       - The perftest program to run, a path or a name looked up on C(PATH). Defaults to C(ib_<test>_bw)
         on C(PATH); point it at another build (e.g. a CUDA-enabled perftest) when needed.
     type: str
-  extra_args:
-    description: More perftest arguments, appended as separate list items before the server address.
-    type: list
-    elements: str
-    default: []
   report_gbits:
     description:
       - Pass C(--report_gbits) so perftest prints Gb/s. Results are returned in Gb/s either way.
@@ -279,37 +268,22 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import run
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import MODULE_KWARGS, argument_spec, run
 
-ARGUMENT_SPEC = dict(
-    role=dict(type="str", required=True, choices=["server", "client"]),
-    server=dict(type="str"),
-    device=dict(type="str", required=True),
-    ib_port=dict(type="int", default=1),
-    gid_index=dict(type="int"),
-    tcp_port=dict(type="int", default=kinds.DEFAULT_TCP_PORT),
+ARGUMENT_SPEC = argument_spec(
     qps=dict(type="int", default=1),
     size=dict(type="str", default="65536"),
-    duration=dict(type="int"),
     bidirectional=dict(type="bool", default=False),
-    use_cuda=dict(type="int"),
     test=dict(type="str", default="write", choices=list(kinds.BANDWIDTH_TESTS)),
-    timeout=dict(type="float", default=120),
-    connect_timeout=dict(type="float", default=30),
     min_gbps=dict(type="float"),
     min_link_fraction=dict(type="float"),
-    executable=dict(type="str"),
-    extra_args=dict(type="list", elements="str", default=[]),
-    sysfs_root=dict(type="path", default="/sys"),
     report_gbits=dict(type="bool", default=True),
     out_json=dict(type="bool", default=False),
 )
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=ARGUMENT_SPEC, required_if=[("role", "client", ("server",))], supports_check_mode=True
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_KWARGS)
     respond(module, run, module.params, module, module.check_mode)
 
 

@@ -68,12 +68,6 @@ options:
         client.
     type: float
     default: 120
-  connect_timeout:
-    description:
-      - Client only. Seconds during which a refused connection (server not yet listening) is retried, about
-        every 0.5 s.
-    type: float
-    default: 30
   max_typical_us:
     description:
       - Fail when the typical (median) latency of the headline size is above this many microseconds (the
@@ -89,11 +83,6 @@ options:
       - The perftest program to run, a path or a name looked up on C(PATH). Defaults to C(ib_<verb>_lat) on
         C(PATH).
     type: str
-  extra_args:
-    description: More perftest arguments, appended as separate list items before the server address.
-    type: list
-    elements: str
-    default: []
 attributes:
   check_mode:
     support: full
@@ -291,34 +280,19 @@ msg:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds, latency
-from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import run
+from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.module import MODULE_KWARGS, argument_spec, run
 
-ARGUMENT_SPEC = dict(
-    role=dict(type="str", required=True, choices=["server", "client"]),
-    server=dict(type="str"),
-    device=dict(type="str", required=True),
-    ib_port=dict(type="int", default=1),
-    gid_index=dict(type="int"),
-    tcp_port=dict(type="int", default=kinds.DEFAULT_TCP_PORT),
+ARGUMENT_SPEC = argument_spec(
     size=dict(type="str", default=str(latency.DEFAULT_SIZE)),
     iterations=dict(type="int"),
-    duration=dict(type="int"),
-    use_cuda=dict(type="int"),
     test=dict(type="str", default="write_lat", choices=list(kinds.LATENCY_TESTS)),
-    timeout=dict(type="float", default=120),
-    connect_timeout=dict(type="float", default=30),
     max_typical_us=dict(type="float"),
     max_p99_us=dict(type="float"),
-    executable=dict(type="str"),
-    extra_args=dict(type="list", elements="str", default=[]),
-    sysfs_root=dict(type="path", default="/sys"),
 )
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=ARGUMENT_SPEC, required_if=[("role", "client", ("server",))], supports_check_mode=True
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_KWARGS)
     respond(module, run, module.params, module, module.check_mode)
 
 

@@ -145,62 +145,32 @@ round_seconds:
   elements: float
 """
 
-import signal
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import respond
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.module import run_perftest_schedule
 
-
-class _Stopped(Exception):
-    pass
-
-
-def _on_signal(signum, frame):
-    raise _Stopped(signum)
+ARGUMENT_SPEC = dict(
+    sides=dict(type="list", elements="dict", required=True),
+    test=dict(type="str", default="write", choices=["write", "read", "send", "write_lat", "read_lat", "send_lat"]),
+    size=dict(type="str", default="65536"),
+    duration=dict(type="int"),
+    iterations=dict(type="int"),
+    run_estimate_s=dict(type="float", default=10),
+    qps=dict(type="int", default=1),
+    bidirectional=dict(type="bool", default=False),
+    use_cuda=dict(type="int"),
+    gid_index=dict(type="int"),
+    executable=dict(type="path"),
+    extra_args=dict(type="list", elements="str", default=[]),
+    connect_timeout=dict(type="float", default=30),
+    slack=dict(type="float", default=20),
+    state_path=dict(type="path"),
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            sides=dict(type="list", elements="dict", required=True),
-            test=dict(
-                type="str", default="write", choices=["write", "read", "send", "write_lat", "read_lat", "send_lat"]
-            ),
-            size=dict(type="str", default="65536"),
-            duration=dict(type="int"),
-            iterations=dict(type="int"),
-            run_estimate_s=dict(type="float", default=10),
-            qps=dict(type="int", default=1),
-            bidirectional=dict(type="bool", default=False),
-            use_cuda=dict(type="int"),
-            gid_index=dict(type="int"),
-            executable=dict(type="path"),
-            extra_args=dict(type="list", elements="str", default=[]),
-            connect_timeout=dict(type="float", default=30),
-            slack=dict(type="float", default=20),
-            state_path=dict(type="path"),
-        ),
-        supports_check_mode=False,
-    )
-    params = dict(module.params)
-    problems = schedule.check_sides(params["sides"])
-    if problems:
-        module.fail_json(msg="perftest_schedule: %s." % "; ".join(problems))
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, _on_signal)
-    try:
-        result = schedule.run_schedule(params.pop("sides"), params, state_path=params["state_path"])
-    except _Stopped as exc:
-        module.fail_json(msg="perftest_schedule: stopped by signal %s; every perftest it started was stopped." % exc)
-    except ValueError as exc:
-        module.fail_json(msg="perftest_schedule: %s." % exc)
-    result["msg"] = "%d round(s), %d side(s), %d failed, in %.1f s" % (
-        result["rounds"],
-        len(result["sides"]),
-        result["failures"],
-        result["elapsed_s"],
-    )
-    module.exit_json(changed=False, **result)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=False)
+    respond(module, run_perftest_schedule, module.params)
 
 
 if __name__ == "__main__":

@@ -6,30 +6,52 @@ old file or the new one, never half of one.
 
 ``write_text(path, text)`` writes a temporary file in the same directory and renames it over ``path`` (a rename
 within a file system is atomic); ``write_json(path, data, **dump_options)`` is the same for JSON. The directory is
-created when missing, the file gets ``mode``, and the temporary file is removed when anything fails. No fsync: these
-files are re-written from scratch by the next run after a crash, and the progress file is written every poll.
-(report/render.py write_atomic writes the report's files this way too, several at once.)
+created (with ``dir_mode``) when missing, or, with ``dir_mode=None``, must exist; the file gets ``mode``, or, with
+``mode=None``, what open() would give it (0666 less the umask); the temporary file is removed when anything fails.
+No fsync unless ``fsync=True`` (the report's files): the others are re-written from scratch by the next run after a
+crash, and the progress file is written every poll. Every writer of the collection goes through here, the host-side
+programs too (node_health, the sweep, the schedule runner, the PHY textfile and the training exporter: their roles
+install this module with them), except opensm_conf (Ansible's atomic_move, which keeps the file's owner and SELinux
+context) and roles/fabric_monitoring/files/ibtune-hw-counters.py (a single file installed alone: it has its own).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import binascii
 import json
 import os
 import tempfile
 
 
-def write_text(path, text, mode=0o644, dir_mode=0o755):
+def _temporary(directory, prefix, suffix, mode):
+    """(fd, path) of a new temporary file; with mode None created 0666 less the umask, as open() creates a file."""
+    if mode is not None:
+        return tempfile.mkstemp(dir=directory, prefix=prefix, suffix=suffix)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(directory, "%s%s%s" % (prefix, binascii.hexlify(os.urandom(6)).decode("ascii"), suffix))
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+def write_text(path, text, mode=0o644, dir_mode=0o755, fsync=False):
     """Replace ``path`` with ``text`` atomically; returns path."""
     directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
+    if dir_mode is not None and not os.path.isdir(directory):
         os.makedirs(directory, dir_mode)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
+    fd, tmp = _temporary(directory, ".%s." % os.path.basename(path), ".tmp", mode)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.chmod(tmp, mode)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -38,9 +60,10 @@ def write_text(path, text, mode=0o644, dir_mode=0o755):
     return path
 
 
-def write_json(path, data, mode=0o644, dir_mode=0o755, newline=False, **dump_options):
+def write_json(path, data, mode=0o644, dir_mode=0o755, newline=False, fsync=False, **dump_options):
     """Replace ``path`` with ``data`` as JSON atomically (``dump_options`` as json.dumps takes them).
 
     json.dumps, never json.dump(obj, handle): dump streams through the pure-Python encoder, several times slower
     on a pass's results (issue 23's profile: most of the join's write)."""
-    return write_text(path, json.dumps(data, **dump_options) + ("\n" if newline else ""), mode, dir_mode)
+    text = json.dumps(data, **dump_options) + ("\n" if newline else "")
+    return write_text(path, text, mode, dir_mode, fsync)

@@ -24,9 +24,9 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import sysfs as _sysfs
 from ansible_collections.ibtune.fabric.plugins.module_utils.monitoring import inspector as _inspector
 from ansible_collections.ibtune.fabric.plugins.module_utils.monitoring import pcie as _pcie
@@ -107,16 +107,7 @@ def load_config(path):
 
 def write_atomic(directory, name, text):
     """Write a textfile through a temporary file and rename: node_exporter never reads half of it."""
-    fd, tmp = tempfile.mkstemp(prefix="." + name + ".", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, os.path.join(directory, name))
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _files.write_text(os.path.join(directory, name), text, mode=0o644, dir_mode=None)
 
 
 def punch_hole(path, length):

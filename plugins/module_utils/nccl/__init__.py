@@ -5,5 +5,6 @@
 debug logs and the plan's transport expectations (log), nccl-tests output (nccl_tests), the torch.distributed
 benchmark (torch_backend), the launchers srun/mpirun/torchrun (launch), multi-node plans and bisection (plan), the
 curve and per-NIC gates with reference curves (gate), the multi-node verdict (verdict), nccl_test's run(params)
-(run) and the nccl_check role's result document (result). Imports host/ and common/.
+(run), nccl_log_check's and nccl_env_lint's (module) and the nccl_check role's result document (result).
+Imports host/ and common/.
 """

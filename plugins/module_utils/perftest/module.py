@@ -323,6 +323,34 @@ def judge_latency_side(where, test, measured, has_table, max_typical_us=None, ma
     return out
 
 
+# The options both modules take, with the same meaning (the perftest doc fragment documents the connection ones,
+# connect_timeout and extra_args; the sysfs fragment sysfs_root; each module documents the rest in its own words).
+SHARED_SPEC = dict(
+    role=dict(type="str", required=True, choices=["server", "client"]),
+    server=dict(type="str"),
+    device=dict(type="str", required=True),
+    ib_port=dict(type="int", default=1),
+    gid_index=dict(type="int"),
+    tcp_port=dict(type="int", default=kinds.DEFAULT_TCP_PORT),
+    duration=dict(type="int"),
+    use_cuda=dict(type="int"),
+    timeout=dict(type="float", default=120),
+    connect_timeout=dict(type="float", default=30),
+    executable=dict(type="str"),
+    extra_args=dict(type="list", elements="str", default=[]),
+    sysfs_root=dict(type="path", default="/sys"),
+)
+# The AnsibleModule arguments besides argument_spec, the same for both.
+MODULE_KWARGS = dict(required_if=[("role", "client", ("server",))], supports_check_mode=True)
+
+
+def argument_spec(**kind_options):
+    """SHARED_SPEC with one module's own options (a fresh dict of fresh option dicts: AnsibleModule may alter them)."""
+    spec = dict((name, dict(option)) for name, option in SHARED_SPEC.items())
+    spec.update(kind_options)
+    return spec
+
+
 def run(params, host, check_mode=False):
     """The result of one perftest_bw or perftest_lat side (see the modules' RETURN)."""
     side = LatencySide if kinds.is_latency(params["test"]) else BandwidthSide

@@ -21,10 +21,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 import sys
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import gates as _gates
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import module as _module_run
 
@@ -151,11 +151,8 @@ def render(entries, tail_bin=None):
 
 
 def write_atomic(path, text):
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
+    """The textfile, 0644, into the directory the role made (node_exporter reads it)."""
+    _files.write_text(path, text, mode=0o644, dir_mode=None)
 
 
 USAGE = "usage: ibtune-phy-textfile --out FILE [--executable mlxlink] [--sysfs-root /sys] [--devices mlx5_0:1,...]"

@@ -13,9 +13,9 @@ __metaclass__ = type
 
 import json
 import os
-import tempfile
 import xml.etree.ElementTree as ET
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import to_html
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
@@ -604,26 +604,13 @@ def render_all(report, history=None):
 
 
 def write_atomic(dest_dir, files, mode=0o644):
-    """Write {name: text} into dest_dir, each through a temp file in the same directory and
-    os.replace, so a reader (node_exporter, CI) never sees a half-written file. Returns the paths."""
+    """Write {name: text} into dest_dir, each atomically and fsynced (common/files.py), so a reader (node_exporter,
+    CI) never sees a half-written file. Returns the paths."""
     if not os.path.isdir(dest_dir):
         os.makedirs(dest_dir)
     paths = []
     for name in sorted(files):
         if os.sep in name or name in ("", ".", ".."):
             raise ValueError("report file name %r must be a plain file name" % name)
-        path = os.path.join(dest_dir, name)
-        fd, tmp = tempfile.mkstemp(prefix=".%s." % name, suffix=".tmp", dir=dest_dir)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(files[name])
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        paths.append(path)
+        paths.append(_files.write_text(os.path.join(dest_dir, name), files[name], mode, dir_mode=None, fsync=True))
     return paths

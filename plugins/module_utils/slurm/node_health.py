@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as _counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as _nccl_env
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import health as _phy_health
@@ -280,13 +281,8 @@ def _read_state(path, valid=_valid_snapshot, warnings=None):
 
 
 def _write_state(path, data):
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o700)
-    tmp = "%s.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        json.dump(data, handle, sort_keys=True)
-    os.rename(tmp, path)
+    """Atomically, in a state directory made 0700 when missing; the file's mode is what open() would give."""
+    _files.write_json(path, data, mode=None, dir_mode=0o700, sort_keys=True)
 
 
 def run_checks(config, warnings=None):

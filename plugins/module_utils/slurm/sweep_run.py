@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import module as _report
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import launcher as _launcher
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _remediate
@@ -305,13 +306,8 @@ def _read(path):
 
 
 def write_text(path, text):
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.rename(tmp, path)
+    """Atomically, with the mode and the directory (when missing) open() and os.makedirs would give."""
+    _files.write_text(path, text, mode=None, dir_mode=0o777)
 
 
 def run_once(cfg, sweep_cls=Sweep):

@@ -218,6 +218,8 @@ def run_opensm_conf(params, host, check_mode=False, diff_mode=False):
     if changed and not check_mode:
         if exists and params["backup"]:
             result["backup_file"] = host.backup_local(path)
+        # Not common/files.py: Ansible's atomic_move keeps the existing file's owner, mode and SELinux context
+        # (opensm.conf is a system file the module edits in place), which the common writer does not do.
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".opensm_conf.")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(after)

@@ -4,6 +4,7 @@
 """Layer 4, a validation pass from facts to pair results: rails and preflight findings (preflight), pair
 rounds and retests (pairs), the pass plan and its per-host slices (plan), the host-side schedule runner
 (schedule), joining sides into gated results (join), the pair-result record (results), fault localisation
-(localize), the fabric as the plan sees it (fabric), the cable each PHY reading is on (phy) and the progress
-line (progress). Imports perftest/, subnet/, phy/ and below; never report/.
+(localize), the fabric as the plan sees it (fabric), the cable each PHY reading is on (phy), the progress
+line (progress) and the fabric_plan, fabric_join and perftest_schedule modules' run functions (module).
+Imports perftest/, subnet/, phy/ and below; never report/.
 """

@@ -25,11 +25,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-import os
 import tempfile
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import process
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
 
@@ -265,16 +264,7 @@ def write_state(path, state):
     """Progress for the controller (small JSON, replaced atomically)."""
     if not path:
         return
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".schedule-state.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(state, handle, sort_keys=True)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _files.write_json(path, state, mode=0o600, dir_mode=None, sort_keys=True)  # 0600, as mkstemp made it
 
 
 def run_schedule(sides, params, state_path=None, clock=time.monotonic, sleep=time.sleep, on_round=None):

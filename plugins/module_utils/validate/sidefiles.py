@@ -28,6 +28,8 @@ import os
 import shutil
 import tarfile
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
+
 SETTINGS = "settings.json"
 NODES = "nodes.json"
 SLICES = "slices"
@@ -59,13 +61,8 @@ def append_sides(path, results):
 def write_sides(path, results):
     """Replace a side file with ``results`` (the controller keeps each host's sides this way: one file per host,
     written atomically, whichever launcher brought them)."""
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        handle.write("".join(json.dumps(res, sort_keys=True, separators=(",", ":")) + "\n" for res in results))
-    os.rename(tmp, path)
+    text = "".join(json.dumps(res, sort_keys=True, separators=(",", ":")) + "\n" for res in results)
+    _files.write_text(path, text, mode=None, dir_mode=0o777)
 
 
 def read_side_file(path):

@@ -78,6 +78,8 @@ def render(samples):
 
 
 def write_atomically(path, text):
+    # Not module_utils/common/files.py write_text: this script is copied alone (tasks/hw_counters.yml), without the
+    # collection's module_utils beside it, so it cannot import the one writer; same steps (mkstemp, 0644, rename).
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".ibtune_hw_counters.", dir=directory)
     try:

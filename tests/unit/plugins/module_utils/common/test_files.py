@@ -49,3 +49,34 @@ def test_a_reader_never_sees_half_a_file(tmp_path):
     done.set()
     reader.join()
     assert seen and all(seen)
+
+
+def test_mode_none_gives_what_open_gives_and_dir_mode_none_needs_the_directory(tmp_path):
+    old = os.umask(0o027)
+    try:
+        files.write_text(str(tmp_path / "a.txt"), "a")
+        files.write_json(str(tmp_path / "b.json"), {"b": 1}, mode=None)
+        with open(str(tmp_path / "c.txt"), "w") as handle:
+            handle.write("c")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o644  # an explicit mode ignores the umask
+    assert stat.S_IMODE((tmp_path / "b.json").stat().st_mode) == stat.S_IMODE((tmp_path / "c.txt").stat().st_mode)
+    assert stat.S_IMODE((tmp_path / "b.json").stat().st_mode) == 0o640
+    with pytest.raises(OSError):
+        files.write_text(str(tmp_path / "missing" / "d.txt"), "d", dir_mode=None)
+    assert not (tmp_path / "missing").exists()
+    files.write_text(str(tmp_path / "state" / "e.json"), "{}", dir_mode=0o700)
+    assert stat.S_IMODE((tmp_path / "state").stat().st_mode) == 0o700
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.json", "c.txt", "state"]
+
+
+def test_fsync_syncs_the_file_before_the_rename(tmp_path, monkeypatch):
+    synced = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.fstat(fd).st_size) or real(fd))
+    files.write_text(str(tmp_path / "r.prom"), "x 1\n")
+    assert synced == []
+    files.write_json(str(tmp_path / "r.json"), {"x": 1}, fsync=True)
+    assert synced == [len('{"x": 1}')]
+    assert json.loads((tmp_path / "r.json").read_text()) == {"x": 1}
