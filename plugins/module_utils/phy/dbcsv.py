@@ -196,8 +196,21 @@ def _read_phy(name, table, ports):
     return True
 
 
+def nodes_of(table):
+    """{guid: {"switch": bool, "desc": NodeDesc}} from the NODES table (NodeType 2 is a switch)."""
+    header = (table or {}).get("header") or []
+    guid, kind, desc = (_column(header, (c,)) for c in ("NodeGUID", "NodeType", "NodeDesc"))
+    if guid is None or kind is None:
+        return {}
+    return dict(
+        (cells[guid].lower(), {"switch": cells[kind] == "2", "desc": None if desc is None else cells[desc].strip('"')})
+        for _number, cells in table["rows"]
+    )
+
+
 def parse_db_csv(text):
-    """{"ports": [{guid, port, pm, phy, cable}], "tables": [names], "unread": [PHY tables not read by name]}."""
+    """{"ports": [{guid, port, pm, phy, cable}], "nodes": {guid: {switch, desc}}, "tables": [names], "unread":
+    [PHY tables not read by name]}."""
     tables = split_tables(text)
     if not tables:
         raise PhyFormatError("not an ibdiagnet2.db_csv: no START_<TABLE> line")
@@ -214,7 +227,12 @@ def parse_db_csv(text):
             _read_cable(table, ports)
         elif name.startswith("PHY_DB") and not _read_phy(name, table, ports):
             unread.append(name)
-    return {"ports": [ports[k] for k in sorted(ports)], "tables": sorted(tables), "unread": unread}
+    return {
+        "ports": [ports[k] for k in sorted(ports)],
+        "nodes": nodes_of(tables.get("NODES")),
+        "tables": sorted(tables),
+        "unread": unread,
+    }
 
 
 def reading_of_port(entry):
