@@ -14,10 +14,11 @@ short_description: Read the physical layer of RDMA ports and switch ports (BER, 
 version_added: 0.2.0
 description:
   - Runs C(mlxlink) (NVIDIA MFT) or C(mstlink) (mstflint's open build of it) once per port, as an argv list,
-    with C(-m -c --rx_fec_histogram --show_histogram --json), and parses the JSON (the text form too, and saved
-    C(ibdiagnet2.net_dump_ext) files) into one reading per port - link, BER counters per lane, effective and
-    symbol BER, link down and recovery counters, the FEC histogram, the module's temperature, voltage, bias and
-    optical power with its own alarm ranges, and the cable's vendor, part and serial number.
+    with C(-m -c --rx_fec_histogram --show_histogram --json), and parses the JSON (the text form too, and
+    saved C(ibdiagnet2.net_dump_ext) and C(ibdiagnet2.db_csv) files) into one reading per port - link, BER
+    counters per lane, effective and symbol BER, link down and recovery counters, the FEC histogram, the
+    module's temperature, voltage, bias and optical power with its own alarm ranges, and the cable's vendor,
+    part and serial number.
   - Host ports are the RDMA devices of this host (O(devices), default every port under O(sysfs_root)); switch
     ports are read in-band from this host (the subnet manager host) with C(-d lid-<LID> -p <port>).
   - The no-errors BER C(15E-255) reads as 0; C(N/A) fields are listed in each reading's C(unknown) and stay
@@ -40,7 +41,7 @@ options:
     type: list
     elements: str
   host_ports:
-    description: Read this host's ports (false to read only O(switch_ports) or O(net_dump_ext)).
+    description: Read this host's ports (false to read only O(switch_ports), O(net_dump_ext) or O(db_csv)).
     type: bool
     default: true
   host:
@@ -55,6 +56,21 @@ options:
   net_dump_ext:
     description: A saved C(ibdiagnet2.net_dump_ext) (C(ibdiagnet --get_phy_info)) whose ports are returned too.
     type: path
+  db_csv:
+    description:
+      - A saved C(ibdiagnet2.db_csv) whose ports are returned too - C(PM_INFO) (link down and recovery counters),
+        C(CABLE_INFO) (C(--get_cable_info) - vendor, part number, serial, temperature) and C(PHY_DB<n>) tables
+        whose columns carry the PPCNT field names (C(--get_phy_info) - raw, effective and symbol BER, raw errors
+        per lane). A PHY table of C(field<i>) columns is not guessed at; it is listed in RV(db_csv_unread).
+      - Unproven against a real file (no public capture was found; docs/phy.md).
+    type: path
+    version_added: 0.3.0
+  ibdiagnet_log:
+    description:
+      - A saved C(ibdiagnet2.log) whose BER check lines (C(... BER Check finished ...) and the per-port C(-E-)/C(-W-)
+        lines naming a BER) are returned in RV(ber_check). Unproven against a real file (docs/phy.md).
+    type: path
+    version_added: 0.3.0
   executable:
     description: The tool, a name on PATH or a path. Default C(mlxlink), else C(mstlink).
     type: str
@@ -90,6 +106,12 @@ EXAMPLES = r"""
     host_ports: false
     switch_ports:
       - {lid: 5, port: 2, switch: leaf4}
+
+- name: Every port of a saved ibdiagnet --get_phy_info --get_cable_info run, with its BER check verdicts
+  ibtune.fabric.ib_phy:
+    host_ports: false
+    db_csv: /var/tmp/ibdiagnet2/ibdiagnet2.db_csv
+    ibdiagnet_log: /var/tmp/ibdiagnet2/ibdiagnet2.log
 
 - name: NVIDIA's method - clear, load the fabric 5-10 minutes, read again
   ibtune.fabric.ib_phy:
@@ -129,9 +151,21 @@ clear_errors:
   type: list
   elements: str
 executable:
-  description: The tool that ran (null when only O(net_dump_ext) was read).
+  description: The tool that ran (null when only O(net_dump_ext) or O(db_csv) was read).
   returned: always
   type: str
+db_csv_unread:
+  description: The C(PHY_DB<n>) tables of O(db_csv) not read (no named columns); null without O(db_csv).
+  returned: always
+  type: list
+  elements: str
+ber_check:
+  description:
+    - ibdiagnet's own BER verdicts from O(ibdiagnet_log) - C(checks) (C(check), C(severity), C(result), C(line))
+      and C(findings) (C(guid) or C(name), C(port), C(severity), C(what), C(value), C(threshold), C(line), C(text));
+      BERs as numbers (C(15E-255) is 0, C(N/A) null). Null without O(ibdiagnet_log).
+  returned: always
+  type: dict
 msg:
   description: Ports read and unreadable, and whether anything was cleared.
   returned: always
@@ -149,6 +183,8 @@ ARGUMENT_SPEC = dict(
     host=dict(type="str"),
     switch_ports=dict(type="list", elements="dict", default=[]),
     net_dump_ext=dict(type="path"),
+    db_csv=dict(type="path"),
+    ibdiagnet_log=dict(type="path"),
     executable=dict(type="str"),
     histogram=dict(type="bool", default=True),
     clear=dict(type="bool", default=False),

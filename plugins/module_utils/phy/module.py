@@ -6,7 +6,8 @@
 run(params, check_mode) -> result dict; PhyModuleError carries the one sentence the module fails with.
 Host ports come from ``devices`` (``mlx5_0`` or ``mlx5_0:2``; default every port of every RDMA device under
 sysfs_root), switch ports from ``switch_ports`` ([{lid, port, switch, guid}], read in-band from this host),
-and any port from a saved ``net_dump_ext`` (ibdiagnet --get_phy_info). Counters are cleared only with
+and any port from a saved ``net_dump_ext`` or ``db_csv`` (ibdiagnet --get_phy_info); ``ibdiagnet_log`` adds
+ibdiagnet's own BER check lines (``ber_check``). Counters are cleared only with
 ``clear: true``: after the read, never in check mode, and the result says so.
 """
 
@@ -18,7 +19,9 @@ import os
 import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import sysfs as _sysfs
+from ansible_collections.ibtune.fabric.plugins.module_utils.phy import dbcsv as _dbcsv
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import ibdiag as _ibdiag
+from ansible_collections.ibtune.fabric.plugins.module_utils.phy import ibdiaglog as _ibdiaglog
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import mlxlink as _mlxlink
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import read as _read
 
@@ -58,6 +61,44 @@ def switch_ends(items):
                 end[key] = str(item[key])
         ends.append(end)
     return ends
+
+
+def _read_text(path, what, parse):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return parse(handle.read())
+    except (IOError, OSError) as exc:
+        raise PhyModuleError("cannot read %s %s: %s" % (what, path, exc))
+    except _mlxlink.PhyFormatError as exc:
+        raise PhyModuleError("%s: %s" % (path, exc))
+
+
+def _end_of(guid, port, node):
+    """A read_ends() end for a fabric port known by GUID (NODES says switch or host)."""
+    desc = (node or {}).get("desc")
+    end = {"kind": "switch" if (node or {}).get("switch") else "host", "guid": guid, "port": port, "node_desc": desc}
+    if end["kind"] == "switch":
+        end["switch"] = desc
+    else:
+        parts = (desc or "").split()
+        end.update(host=parts[0] if parts else guid, device=parts[1] if len(parts) > 1 else None)
+    return end
+
+
+def db_csv_ports(path, now):
+    """Ports of a saved ibdiagnet2.db_csv, as read_ends() entries, and the PHY tables not read by name."""
+    parsed = _read_text(path, "db_csv", _dbcsv.parse_db_csv)
+    out = []
+    for entry in parsed["ports"]:
+        end = _end_of(entry["guid"], entry["port"], parsed["nodes"].get(entry["guid"]))
+        reading = _dbcsv.reading_of_port(entry)
+        out.append({"end": end, "reading": reading, "error": None, "read_at": now, "cmd": None})
+    return out, parsed["unread"]
+
+
+def ber_check(path):
+    """ibdiagnet2.log's BER checks: {"checks": [...], "findings": [...]} (ibdiaglog.parse_log)."""
+    return _read_text(path, "ibdiagnet log", _ibdiaglog.parse_log)
 
 
 def net_dump_ports(path, now):
@@ -126,6 +167,11 @@ def run(params, check_mode=False, now=None, runner=None):
         ports = _read.read_ends(ends, executable, histogram=params.get("histogram", True), **kwargs)
     if params.get("net_dump_ext"):
         ports += net_dump_ports(params["net_dump_ext"], now)
+    db_csv_unread = None
+    if params.get("db_csv"):
+        found, db_csv_unread = db_csv_ports(params["db_csv"], now)
+        ports += found
+    log = ber_check(params["ibdiagnet_log"]) if params.get("ibdiagnet_log") else None
     clear_errors, cleared = [], False
     if params.get("clear") and ends and not check_mode:
         clear_errors = _read.clear_ends(ends, executable, **kwargs)
@@ -136,5 +182,7 @@ def run(params, check_mode=False, now=None, runner=None):
         "cleared": cleared,
         "clear_errors": clear_errors,
         "executable": executable,
+        "db_csv_unread": db_csv_unread,
+        "ber_check": log,
         "msg": _summary(ports, cleared, params.get("clear"), check_mode),
     }

@@ -57,3 +57,32 @@ def test_a_saved_net_dump_ext_is_read_without_a_tool(tmp_path):
     result = run_module(ib_phy, {"host_ports": False, "net_dump_ext": str(path)})
     assert not result.failed and result["executable"] is None and len(result["ports"]) == 4
     assert result["ports"][0]["end"]["kind"] == "switch" and result["ports"][2]["end"]["host"] == "n08509"
+
+
+def test_a_saved_db_csv_and_log_are_read_without_a_tool():
+    here = ROOT / "tests" / "fixtures" / "phy" / "constructed"
+    args = {
+        "host_ports": False,
+        "db_csv": str(here / "ibdiagnet2.db_csv"),
+        "ibdiagnet_log": str(here / "ibdiagnet2.log"),
+    }
+    result = run_module(ib_phy, args)
+    assert not result.failed and result["executable"] is None and len(result["ports"]) == 3
+    leaf = result["ports"][0]
+    assert leaf["end"] == {
+        "kind": "switch",
+        "guid": "0x0c42a10300aa0001",
+        "port": 2,
+        "node_desc": "MF0;leaf4:MQM9700/U1",
+        "switch": "MF0;leaf4:MQM9700/U1",
+    }
+    assert leaf["reading"]["counters"]["symbol_ber"] == 0.0 and leaf["reading"]["module"]["serial"] == "MT2250FT00012"
+    assert result["ports"][2]["end"]["host"] == "gpu01" and result["db_csv_unread"] == ["PHY_DB12"]
+    assert result["ber_check"]["findings"][0]["value"] == 2e-12
+
+
+def test_a_truncated_db_csv_is_one_sentence(tmp_path):
+    path = tmp_path / "ibdiagnet2.db_csv"
+    path.write_text("START_PM_INFO\nNodeGUID,PortNumber,LinkDownedCounter\n0x1,1,0\n")
+    result = run_module(ib_phy, {"host_ports": False, "db_csv": str(path)})
+    assert result.failed and "PM_INFO is never closed" in result["msg"] and str(path) in result["msg"]
