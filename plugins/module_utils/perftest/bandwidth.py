@@ -161,59 +161,170 @@ def _make_row(values, unit):
     return row
 
 
+def _fact(key, value):
+    """(result key, value) of one "key : value" pair of the header block; None for a key not read."""
+    if key not in _HEADER_KEYS:
+        return None
+    name, conv = _HEADER_KEYS[key]
+    if conv is int:
+        value = _leading_int(value)
+    if value is None:
+        return None
+    return name, value
+
+
+# What one line is to the reader (_TextReader.classify): the kind first, then what applying it needs.
+_EMPTY, _HEADER, _NUMBERS, _BANNER, _WARNING, _TITLE, _FACTS = range(7)
+_NOTHING = (_EMPTY,)
+_BANNER_TEXT = "Waiting for client to connect"  # _BANNER_RE's literal
+
+
+# a substring of every match of _WARNING_RE, lower-cased
+_WARNING_WORDS = ("warning", "conflicting cpu frequency", "doesn't support", "cpu frequency is not max", "peak won't")
+
+
+def _may_warn(line):
+    """Whether _WARNING_RE matches the line, settled without it for most lines. Every one of its alternatives
+    holds an "n" and an "r" (which, even case-insensitively, only n/N and r/R match); on an ASCII line,
+    where ignoring case is lower-casing, one of _WARNING_WORDS is in the lower-cased line."""
+    if not (("n" in line or "N" in line) and ("r" in line or "R" in line)):
+        return False
+    if line.isascii():
+        low = line.lower()
+        if not any(word in low for word in _WARNING_WORDS):
+            return False
+    return bool(_WARNING_RE.search(line))
+
+
 class _TextReader(object):
-    """Reads a console report line by line into an empty_result() (parse_text's state)."""
+    """Reads a console report line by line into an empty_result() (parse_text's state).
+
+    What a line is (classify) depends on the line alone, so it is worked out once per distinct line and kept
+    (self.kinds): a report repeated, or a megabyte of one header line, costs a dictionary look-up a line;
+    applying it (line) is what depends on the lines before (the columns of the last header)."""
 
     def __init__(self):
         self.result = empty_result()
         self.columns = None
         self.seen_sizes = {}
         self.warnings = []
+        self.kinds = {}
 
     def line(self, raw):
         """One line, tried as each kind of line in turn (the first that fits takes it)."""
+        kind = self.kinds.get(raw)
+        if kind is None:
+            kind = self.kinds[raw] = self.classify(raw)
+        if kind is _NOTHING:
+            return
+        if kind[0] == _NUMBERS:
+            if self.columns:  # a table is open: is this one of its rows (worked out once, when first asked)?
+                tokens = kind[3] if len(kind) > 3 else self._tokens(raw, kind)
+                if tokens:
+                    self._row(tokens)
+                    return
+            kind = kind[2]  # else the line is what it would be if it held no numbers
+        if kind is not _NOTHING:
+            self._apply(kind)
+
+    def _tokens(self, raw, kind):
+        tokens = kind[1].split()
+        tokens = tokens if tokens and all(_NUMBER_RE.match(t) for t in tokens) else None
+        self.kinds[raw] = kind + (tokens,)
+        return tokens
+
+    @staticmethod
+    def classify(raw):
+        """The kind of one line as a tuple (see _apply); the line's position does not matter."""
         line = raw.replace("\t", " ").rstrip()
         stripped = line.strip()
         if not stripped:
-            return
-        for reader in (self._separator, self._header, self._row, self._banner, self._warning, self._title):
-            if reader(line, stripped):
-                return
-        self._facts(line, stripped)
+            return _NOTHING
+        if stripped[0] in "-*" and (
+            _SEPARATOR_RE.match(line) or stripped.strip("*").strip() == "" or stripped.startswith("* ")
+        ):
+            return (_BANNER,) if _BANNER_TEXT in line else _NOTHING  # a separator
+        if stripped.startswith("#bytes") and _HEADER_RE.match(stripped):
+            return _TextReader._header(stripped)
+        if stripped[0] == "-" or stripped[0].isdigit():  # where a number (_NUMBER_RE) can start
+            # maybe a row of a table: (_NUMBERS, stripped, what it is otherwise[, its tokens when all are numbers])
+            return (_NUMBERS, stripped, _TextReader._other(line, stripped))
+        return _TextReader._other(line, stripped)
 
-    def _separator(self, line, stripped):
-        if stripped[0] not in "-*":
-            return False
-        if _SEPARATOR_RE.match(line) or stripped.strip("*").strip() == "" or stripped.startswith("* "):
-            if _BANNER_RE.search(line):
-                self.result["server_banner"] = True
-            return True
-        return False
-
-    def _header(self, line, stripped):
-        if not (stripped.startswith("#bytes") and _HEADER_RE.match(stripped)):
-            return False
+    @staticmethod
+    def _header(stripped):
         cols = scan.bandwidth_columns(stripped)
         if cols and _column_key(cols[0]) == "msg_size":
-            self.columns = [_column_key(c) for c in cols]
-            unit = _unit_of(cols)
-            if unit:
-                self.result["unit"] = unit
-        return True
+            return (_HEADER, [_column_key(c) for c in cols], _unit_of(cols))
+        return (_HEADER, None, None)
 
-    def _row(self, line, stripped):
-        if not self.columns:
-            return False
-        tokens = stripped.split()
-        if not (tokens and all(_NUMBER_RE.match(t) for t in tokens)):
-            return False
+    @staticmethod
+    def _other(line, stripped):
+        """A line that is neither a separator, a table header nor a table row."""
+        if _BANNER_TEXT in line:
+            return (_BANNER,)
+        if _may_warn(line):
+            return (_WARNING, stripped, "peak won't be measured" in line.lower())
+        title = _TITLE_RE.match(line) if "Test" in line else None
+        if title:
+            return (_TITLE, title.group("title"), "bidirectional" in title.group("title").lower())
+        return _TextReader._facts(line, stripped)
+
+    @staticmethod
+    def _facts(line, stripped):
+        """The header block: addresses, the CUDA device, "key : value" pairs, as (_FACTS, remote, cuda, facts)."""
+        if stripped[0] in "rRlLgG":  # only these lower to an "r", "l" or "g"
+            low = stripped[:16].lower()
+            if low.startswith("remote address"):
+                return (_FACTS, True, None, ())
+            if low.startswith(("local address", "gid:")):
+                return _NOTHING
+        cuda = scan.bracketed_after(line, "device name = [") if "device name = [" in line else None
+        if cuda:
+            return (_FACTS, False, cuda, ())
+        facts = []
+        for key, value in scan.header_pairs(line) if ":" in line else ():
+            fact = _fact(" ".join(key.lower().split()), value)
+            if fact:
+                facts.append(fact)
+        return (_FACTS, False, None, facts) if facts else _NOTHING
+
+    def _apply(self, kind):
+        what, result = kind[0], self.result
+        if what == _BANNER:
+            result["server_banner"] = True
+        elif what == _HEADER:
+            if kind[1]:
+                self.columns = list(kind[1])
+                if kind[2]:
+                    result["unit"] = kind[2]
+        elif what == _WARNING:
+            if kind[2]:
+                result["peak_measured"] = False
+            self.warnings.append(kind[1])
+        elif what == _TITLE:
+            result["test_title"], result["bidirectional"] = kind[1], kind[2]
+        elif what == _FACTS:
+            self._facts_seen(kind)
+
+    def _facts_seen(self, kind):
+        result = self.result
+        if kind[1]:
+            result["remote_seen"] = True
+        elif kind[2]:
+            result["cuda_device"] = kind[2]
+        for name, value in kind[3]:
+            result["header"][name] = value
+            if name in _TOP_LEVEL:
+                result[name] = value
+
+    def _row(self, tokens):
         if len(tokens) == len(self.columns) and "msg_size" in self.columns and "bw_avg" in self.columns:
             try:
                 row = _make_row(dict(zip(self.columns, tokens)), self.result["unit"] or DEFAULT_UNIT)
             except (ValueError, OverflowError):
-                return True
+                return
             self._add_row(row)
-        return True
 
     def _add_row(self, row):
         key = row["msg_size"]
@@ -225,54 +336,6 @@ class _TextReader(object):
             return
         self.seen_sizes[key] = row
         self.result["rows"].append(row)
-
-    def _banner(self, line, stripped):
-        if _BANNER_RE.search(line):
-            self.result["server_banner"] = True
-            return True
-        return False
-
-    def _warning(self, line, stripped):
-        if not _WARNING_RE.search(line):
-            return False
-        if "peak won't be measured" in line.lower():
-            self.result["peak_measured"] = False
-        self.warnings.append(stripped)
-        return True
-
-    def _title(self, line, stripped):
-        title = _TITLE_RE.match(line) if "Test" in line else None
-        if title:
-            self.result["test_title"] = title.group("title")
-            self.result["bidirectional"] = "bidirectional" in title.group("title").lower()
-        return bool(title)
-
-    def _facts(self, line, stripped):
-        """The header block: addresses, the CUDA device, "key : value" pairs."""
-        low = stripped[:16].lower()
-        if low.startswith("remote address"):
-            self.result["remote_seen"] = True
-            return
-        if low.startswith(("local address", "gid:")):
-            return
-        cuda = scan.bracketed_after(line, "device name = [")
-        if cuda:
-            self.result["cuda_device"] = cuda
-            return
-        for key, value in scan.header_pairs(line) if ":" in line else ():
-            self._fact(" ".join(key.lower().split()), value)
-
-    def _fact(self, key, value):
-        if key not in _HEADER_KEYS:
-            return
-        name, conv = _HEADER_KEYS[key]
-        if conv is int:
-            value = _leading_int(value)
-        if value is None:
-            return
-        self.result["header"][name] = value
-        if name in _TOP_LEVEL:
-            self.result[name] = value
 
     def finish(self):
         result = self.result
@@ -295,12 +358,16 @@ def parse_text(output):
     Linear in the length of the output whatever it holds (perftest/scan.py). A last line without a line break
     was cut: it is not read (a cut number is refused, not shortened) and a warning says so.
     """
-    reader = _TextReader()
     if not output:
-        return reader.result
+        return empty_result()
     if isinstance(output, bytes):
         output = output.decode("utf-8", "replace")
-    lines, cut = scan.complete_lines(str(output))
+    return parse_lines(*scan.complete_lines(str(output)))
+
+
+def parse_lines(lines, cut):
+    """parse_text of a text already split by scan.complete_lines (the latency parser reads the same lines)."""
+    reader = _TextReader()
     if cut is not None and cut.strip():
         reader.warnings.append("the output ends inside a line (cut?), not read: %s" % cut.strip()[:120])
     for raw in lines:

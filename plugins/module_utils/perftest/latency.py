@@ -160,6 +160,39 @@ def _make_row(columns, tokens):
     return row
 
 
+# What one line is to _LatReader (_classify): the kind first, then what applying it needs.
+_SKIP, _HEADER, _TITLE, _OTHER = range(4)
+
+
+def _header_kind(stripped):
+    names = scan.latency_columns(stripped) or []
+    keys = [_column_key(n) for n in names]
+    fmt = _format_of(keys)
+    unit = None
+    for name in names:
+        found = _UNIT_RE.search(name)
+        if found and name.lower().startswith("t_"):
+            unit = found.group("unit").strip()
+            break
+    return (_HEADER, keys, fmt, unit)
+
+
+def _classify(raw):
+    """The kind of one line as a tuple (see _LatReader.line); the line's position does not matter, so a reader
+    works it out once per distinct line."""
+    line = raw.replace("\t", " ").rstrip()
+    stripped = line.strip()
+    if not stripped or (stripped[0] == "-" and _SEPARATOR_RE.match(line)):
+        return (_SKIP,)
+    if stripped.startswith("#bytes") and _HEADER_RE.match(stripped):
+        return _header_kind(stripped)
+    title = _TITLE_RE.match(line) if "Test" in line else None
+    if title:
+        return (_TITLE, title.group("title"))
+    match = _AVERAGE_ONLY_RE.match(stripped) if stripped[0].isdigit() else None  # \d: a decimal, so a digit
+    return (_OTHER, stripped, float(match.group(1)) if match else None)
+
+
 class _LatReader(object):
     """Reads the result table of a latency report into an empty_result() (parse_lat_text's state)."""
 
@@ -169,39 +202,27 @@ class _LatReader(object):
         self.columns = None
         self.seen = {}
         self.average_only = None
+        self.kinds = {}  # line -> _classify(line): what a line is depends on it alone
 
     def line(self, raw):
-        line = raw.replace("\t", " ").rstrip()
-        stripped = line.strip()
-        if not stripped or (stripped[0] == "-" and _SEPARATOR_RE.match(line)):
-            return
-        if stripped.startswith("#bytes") and _HEADER_RE.match(stripped):
-            self._header(stripped)
-            return
-        title = _TITLE_RE.match(line) if "Test" in line else None
-        if title:
-            self.result["test_title"] = title.group("title")
-            return
-        if self.columns is None:
-            match = _AVERAGE_ONLY_RE.match(stripped)
-            if match:
-                self.average_only = float(match.group(1))
-            return
-        self._row(stripped)
-
-    def _header(self, stripped):
-        names = scan.latency_columns(stripped) or []
-        keys = [_column_key(n) for n in names]
-        fmt = _format_of(keys)
-        if not fmt:  # a bandwidth header (it has no t_* column)
-            return
-        self.columns = keys
-        self.result.update(columns=keys, format=fmt)
-        for name in names:
-            unit = _UNIT_RE.search(name)
-            if unit and name.lower().startswith("t_"):
-                self.result["unit"] = unit.group("unit").strip()
-                break
+        kind = self.kinds.get(raw)
+        if kind is None:
+            kind = self.kinds[raw] = _classify(raw)
+        what = kind[0]
+        if what == _HEADER:
+            if kind[2]:  # else a bandwidth header (it has no t_* column)
+                self.columns = list(kind[1])
+                self.result.update(columns=self.columns, format=kind[2])
+                if kind[3] is not None:
+                    self.result["unit"] = kind[3]
+        elif what == _TITLE:
+            self.result["test_title"] = kind[1]
+        elif what == _OTHER:
+            if self.columns is None:
+                if kind[2] is not None:
+                    self.average_only = kind[2]
+                return
+            self._row(kind[1])
 
     def _row(self, stripped):
         tokens = stripped.split()
@@ -256,15 +277,15 @@ def parse_lat_text(output):
     if isinstance(output, bytes):
         output = output.decode("utf-8", "replace")
     output = str(output)
-    facts = perftest.parse_text(output)  # the parameter block is the same in bw and lat tools
+    lines, cut = scan.complete_lines(output)
+    facts = perftest.parse_lines(lines, cut)  # the parameter block is the same in bw and lat tools
     for key in ("device", "transport", "link_type", "gid_index", "mtu", "connection_type"):
         result[key] = facts.get(key)
     result["header"] = dict(facts.get("header") or {})
     result["server_banner"] = bool(facts.get("server_banner"))
     result["remote_seen"] = bool(facts.get("remote_seen"))
     reader = _LatReader(result, list(facts.get("warnings") or []))
-    lines, _cut = scan.complete_lines(output)  # parse_text above warned about a cut last line
-    for raw in lines:
+    for raw in lines:  # parse_lines above warned about a cut last line
         reader.line(raw)
     return reader.finish()
 

@@ -34,6 +34,7 @@ _LAT_INNER_START = re.compile(r"t|\d")  # inside a run whose bracket failed, onl
 _HASH_WORD = re.compile(r"#\w+")
 _WORD = re.compile(r"[A-Za-z]\w*")
 _TPS = re.compile(r"tps\s+average")
+_LAT_NO_BRACKET = re.compile(r"#\w+|tps\s+average")  # latency_columns' pattern less its alternatives with a "]"
 _PERCENTILE_TAIL = re.compile(r"(?:\.\d+)?%\s*percentile\s*\[")
 
 
@@ -186,6 +187,9 @@ def latency_columns(text):
     start = _LAT_START.search(text)
     while start:
         pos = start.start()
+        if state.closer.at_or_after(pos) < 0:  # no "]" from here on: only the two alternatives without one match
+            out.extend(_LAT_NO_BRACKET.findall(text, pos))
+            return out if len(out) <= MAX_COLUMNS else None
         found = state.column_end(pos)
         if found is not None:
             out.append(text[pos:found])

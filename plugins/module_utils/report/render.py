@@ -594,13 +594,14 @@ def to_prometheus(report):
 def render_all(report, history=None):
     """{file name: content} for the report files (REPORT_FILES); `history` is the baseline dict that
     report.html draws the per-link trends from (None: no trends)."""
-    return {
-        "report.json": to_json(report),
-        "junit.xml": to_junit(report),
-        "summary.md": to_markdown(report),
-        "ibtune.prom": to_prometheus(report),
-        "report.html": to_html(report, history),
-    }
+    with _aggregate.shared():  # the per host and rail summary, once for the three outputs that carry it
+        return {
+            "report.json": to_json(report),
+            "junit.xml": to_junit(report),
+            "summary.md": to_markdown(report),
+            "ibtune.prom": to_prometheus(report),
+            "report.html": to_html(report, history),
+        }
 
 
 def write_atomic(dest_dir, files, mode=0o644):

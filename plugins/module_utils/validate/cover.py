@@ -113,22 +113,60 @@ class Planner(object):
         count = {}
         for rail, entry in sorted(self.by_rail.items(), key=lambda kv: str(kv[0])):
             servers = entry["servers"]
+            tails = {}  # this rail's routes from the switch after the first hop (every leaf meets the same spines)
             for number, leaf in enumerate(sorted(entry["clients"])):
-                buckets = {}
                 # each leaf starts its walk at another server, so the kept routes spread over the destinations
                 start = (number * len(servers)) // max(1, len(entry["clients"]))
-                for host, lid, guid in servers[start:] + servers[:start]:
-                    isls = self.t.route(leaf, lid, guid)
-                    if not isls:
-                        continue
-                    if isls in buckets:
-                        buckets[isls].append(host)
-                    elif any(count.get(isl, 0) < keep for isl in isls):
-                        for isl in isls:
-                            count[isl] = count.get(isl, 0) + 1
-                        buckets[isls] = [host]
+                buckets = self._buckets(leaf, servers[start:] + servers[:start], tails, count, keep)
                 out.extend((frozenset(isls), rail, leaf, hosts) for isls, hosts in buckets.items())
         return out
+
+    def _buckets(self, leaf, servers, tails, count, keep):
+        """{route: [server hosts]} of one ingress leaf, in the order first met; ``count`` ({ISL: candidates}) is
+        updated for the routes kept."""
+        buckets = {}
+        for host, lid, guid in servers:
+            isls = self.route_from(leaf, lid, guid, tails)
+            if not isls:
+                continue
+            hosts = buckets.get(isls)
+            if hosts is not None:
+                hosts.append(host)
+                continue
+            for isl in isls:  # any ISL of the route in fewer than `keep` candidates yet?
+                if count.get(isl, 0) < keep:
+                    break
+            else:
+                continue
+            for isl in isls:
+                count[isl] = count.get(isl, 0) + 1
+            buckets[isls] = [host]
+        return buckets
+
+    def route_from(self, leaf, lid, dst, tails):
+        """Tables.route(leaf, lid, dst), with the rest of the route after the first hop looked up in ``tails``
+        ({(switch, lid, dst): Tables.route from there}) and added there when new: a route depends only on the
+        switch and the destination, so the leaves whose first hop meets the same switch share the rest."""
+        t = self.t
+        entry = t.tables.get(leaf)  # Tables.out_port, inline (once per server and leaf)
+        index = lid - entry[0] if entry else -1
+        port = entry[1][index] if 0 <= index < len(entry[1]) else 0
+        nxt = t.peer.get((leaf, port)) if port else None
+        if nxt is None:
+            return None
+        if nxt[0] == dst:
+            return ()
+        if nxt[0] not in t.switches:
+            return None
+        key = (nxt[0], lid, dst)
+        if key in tails:
+            tail = tails[key]
+        else:
+            tail = tails[key] = t.route(nxt[0], lid, dst)
+        # Tables.route walks at most MAX_HOPS hops, the first one included
+        if tail is None or len(tail) + 2 > MAX_HOPS:
+            return None
+        return ((leaf, port),) + tail
 
     def pair_isls(self, server, client):
         """Every rail's ISLs of the pair (client -> server, rail r with rail r)."""

@@ -98,6 +98,9 @@ class _Join:
         self.kind = testkinds.kind_of(self.test)
         self.duplicates = []
         self.index = index_sides(sides, self.duplicates)
+        self.duplicate_roles = {}  # key -> the roles that came back twice (once per result, not a scan per result)
+        for key, role in self.duplicates:
+            self.duplicate_roles.setdefault(key, []).append(role)
         self.by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
         self.thresholds = {}
 
@@ -190,9 +193,10 @@ def _gate_latency(join, res, measured, failure_kind, failure):
 
 
 def _duplicate_failure(join, key):
-    roles = sorted(role for k, role in join.duplicates if k == key)
+    roles = join.duplicate_roles.get(key)
     if not roles:
         return None, None
+    roles = sorted(roles)
     return "refused", "%s: %s came back twice, refused (not merged): a side is measured once" % (
         _label(key),
         " and ".join("the %s side" % r for r in roles),
