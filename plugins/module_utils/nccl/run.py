@@ -371,14 +371,26 @@ def _tail(text, lines=8):
     return " | ".join(line for line in text.strip().splitlines()[-lines:])
 
 
+def _why(warnings):
+    """NCCL's own reason for an exit (its first WARN lines, e.g. 'Duplicate GPU detected'), which the launcher's
+    tail (mpirun's or srun's 'exited with non-zero status' box) does not say."""
+    return ", NCCL said: %s" % "; ".join(warnings[:2]) if warnings else ""
+
+
 def run_failures(params, results, output, result):
     """Sentences for what went wrong: exits, no rows, wrong results, the busbw floor, the plan's transport."""
     failures = []
     for name, res in results.items():
         if res["rc"] != 0:
             failures.append(
-                "%s exited %s%s: %s"
-                % (name, res["rc"], " (%s)" % res["error"] if res["error"] else "", _tail(output) or "no output")
+                "%s exited %s%s%s: %s"
+                % (
+                    name,
+                    res["rc"],
+                    " (%s)" % res["error"] if res["error"] else "",
+                    _why(result["nccl_warnings"]),
+                    _tail(output) or "no output",
+                )
             )
         elif not res["rows"] and not result.get("rank0_elsewhere"):
             failures.append("%s printed no result rows: %s" % (name, _tail(output) or "no output"))
