@@ -21,6 +21,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import LANE_SPEEDS_GBPS
+
 NOT_AVAILABLE = frozenset(("N/A", "NA", "", "-", "n/a"))
 # 15E-255 = 1.5e-254, the register's floor: "no error counted". A physical BER of 1e-200 would be one error in
 # 1e180 years of a 400 Gb/s link: everything below this is the sentinel, never a rate.
@@ -146,20 +148,9 @@ def speed_gbps(text, lanes=None):
     match = re.match(r"^(\d+(?:\.\d+)?)\s*G", value)
     if match:
         return float(match.group(1))
-    per_lane = {
-        "SDR": 2.5,
-        "DDR": 5.0,
-        "QDR": 10.0,
-        "FDR10": 10.0,
-        "FDR": 14.0,
-        "EDR": 25.0,
-        "HDR": 50.0,
-        "NDR": 100.0,
-        "XDR": 200.0,
-    }
     name = value.upper().replace("IB-", "").replace("IB ", "").strip()
-    if name in per_lane:
-        return per_lane[name] * (lanes or 4)
+    if name in LANE_SPEEDS_GBPS:
+        return LANE_SPEEDS_GBPS[name] * (lanes or 4)
     return None
 
 

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from collections import defaultdict
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.host.sysfs import LANE_SPEEDS_GBPS
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet.names import (
     is_aggregation_node,
     is_factory_description,
@@ -36,18 +37,8 @@ LANE_GBPS = {
     "106.25": "NDR",
     "212.5": "XDR",
 }
-# Nominal Gb/s per lane, as the kernel's sysfs rate file reports them ("400 Gb/sec (4X NDR)").
-SPEED_GBPS = {
-    "SDR": 2.5,
-    "DDR": 5.0,
-    "QDR": 10.0,
-    "FDR10": 10.0,
-    "FDR": 14.0,
-    "EDR": 25.0,
-    "HDR": 50.0,
-    "NDR": 100.0,
-    "XDR": 200.0,
-}
+# Nominal Gb/s per lane by the speed name iblinkinfo/ibnetdiscover print: the kernel's table (host/sysfs), one fact.
+SPEED_GBPS = LANE_SPEEDS_GBPS
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 
 
