@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 
 class ModuleError(Exception):
     """The task fails with this one sentence; keyword arguments are returned next to it."""
@@ -22,6 +24,18 @@ class ModuleError(Exception):
         Exception.__init__(self, msg)
         self.msg = msg
         self.result = result
+
+
+def read_text(path, missing, unreadable):
+    """A file's text (UTF-8, undecodable bytes replaced) for a module that needs it; ModuleError when it is not there
+    (``missing``: the sentence after the path) or cannot be read (``unreadable``: the fix after the OS error)."""
+    if not os.path.isfile(path):
+        raise ModuleError("%s does not exist: %s" % (path, missing))
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise ModuleError("cannot read %s: %s%s" % (path, exc, unreadable))
 
 
 def respond(module, run, *args, **kwargs):

@@ -14,7 +14,7 @@ import socket
 import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
-from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError, read_text
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import env as nccl_env
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl import log as nccl_log
 
@@ -125,13 +125,7 @@ def run_log_check(params, check_mode=False):
 
 def _lint_file(params):
     path = params["path"]
-    if not os.path.isfile(path):
-        raise ModuleError("%s does not exist: render it first or point path at the file" % path)
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ModuleError("cannot read %s: %s" % (path, exc))
+    text = read_text(path, "render it first or point path at the file", "")
     env, errors, warnings = nccl_env.lint_conf(
         text, nccl_version=params["nccl_version"], link_layer=params["link_layer"], strict=params["strict"]
     )

@@ -20,7 +20,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError, read_text
 from ansible_collections.ibtune.fabric.plugins.module_utils.nccl.env import parse_conf
 from ansible_collections.ibtune.fabric.plugins.module_utils.qos.mlnx import MlnxQosParseError, parse_mlnx_qos
 from ansible_collections.ibtune.fabric.plugins.module_utils.qos.model import (
@@ -261,13 +261,7 @@ def run_roce_qos(params, host, check_mode=False, diff_mode=False):
 
 def _read_nccl_conf(path):
     """(nccl_env, warnings) of an nccl.conf, read as NCCL reads it (nccl/env.py parse_conf)."""
-    if not os.path.isfile(path):
-        raise ModuleError("%s does not exist: render it first (role nccl_env) or drop nccl_conf." % path)
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except (IOError, OSError) as exc:
-        raise ModuleError("cannot read %s: %s; run as a user who can read it." % (path, exc))
+    text = read_text(path, "render it first (role nccl_env) or drop nccl_conf.", "; run as a user who can read it.")
     nccl_env, problems = parse_conf(text)
     return nccl_env, ["%s %s" % (path, p["message"]) for p in problems]
 
