@@ -15,8 +15,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import contextlib
-
 AGGREGATE_ABOVE = 20000  # pair results; below, every output lists every pair
 FAILED_LISTED = 20  # failing pairs a JUnit aggregate testcase names (the rest are counted)
 
@@ -40,34 +38,9 @@ def _median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
-_SHARED = []  # inside shared(): [{id(results): (results, entries)}]
-
-
-@contextlib.contextmanager
-def shared():
-    """Within it, by_host_rail of the same results list (the same object) is worked out once and its entries
-    shared: render.render_all's JUnit, Prometheus and HTML outputs each ask for it, and none of them changes the
-    results or the entries (read-only callers only)."""
-    _SHARED.append({})
-    try:
-        yield
-    finally:
-        _SHARED.pop()
-
-
 def by_host_rail(results):
     """[{host, device, test, kind, pairs, failed, worst, median, failing: [result]}] sorted by host, device, test:
     every pair result counted at both of its ends (its server's and its client's device)."""
-    if not _SHARED:
-        return _by_host_rail(results)
-    memo = _SHARED[-1]
-    hit = memo.get(id(results))
-    if hit is None or hit[0] is not results:
-        hit = memo[id(results)] = (results, _by_host_rail(results))
-    return hit[1]
-
-
-def _by_host_rail(results):
     groups = {}
     for res in results:
         for host, device in ((res["server"], res.get("server_device")), (res["client"], res.get("client_device"))):

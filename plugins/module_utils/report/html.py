@@ -662,8 +662,9 @@ def _trends(report, history):
     return "".join(out)
 
 
-def to_html(report, history=None):
-    """The whole report.html as one string (UTF-8 text, self-contained)."""
+def to_html(report, history=None, host_rails=None):
+    """The whole report.html as one string (UTF-8 text, self-contained); host_rails: aggregate.by_host_rail of the
+    report's results when the caller already has it."""
     results = report.get("results") or []
     totals = report.get("totals") or {}
     parts = [
@@ -687,7 +688,7 @@ def to_html(report, history=None):
         _suspects(report),
         _hosts(report),
     ]
-    parts.append(_host_rails(report))
+    parts.append(_host_rails(report, host_rails))
     groups = _cells(results)
     view = report
     parts.append("<h2>Pair results per rail</h2>")
@@ -738,10 +739,10 @@ def _host_rail_cell(entry):
     )  # fmt: skip
 
 
-def _host_rails(report):
+def _host_rails(report, host_rails=None):
     """Hosts by rail first: one row per host with a failed pair on some rail (most failures first), a cell per
     rail (failed/pairs), and the count of hosts that passed every pair on every rail."""
-    entries = _aggregate.by_host_rail(report.get("results") or [])
+    entries = _aggregate.by_host_rail(report.get("results") or []) if host_rails is None else host_rails
     if not entries:
         return ""
     devices = sorted(set(str(e["device"]) for e in entries), key=_rail_sort)

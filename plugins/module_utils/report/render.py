@@ -184,11 +184,11 @@ def _verdict_suite(root, report):
     return len(items), len(items)
 
 
-def _host_rail_cases(pairs, report):
+def _host_rail_cases(pairs, report, host_rails=None):
     """Above aggregate.AGGREGATE_ABOVE pair results: one testcase per host, device and test, failing when one of
     its pairs failed (the first of them named; report.json lists every pair)."""
     failures = 0
-    entries = _aggregate.by_host_rail(report["results"])
+    entries = _aggregate.by_host_rail(report["results"]) if host_rails is None else host_rails
     for entry in entries:
         name = "%s %s %s (%d pairs)" % (entry["host"], entry["device"], entry["test"], entry["pairs"])
         case = ET.SubElement(pairs, "testcase", classname="ibtune.fabric.pairs.%s" % entry["host"], name=name)
@@ -203,10 +203,10 @@ def _host_rail_cases(pairs, report):
     return len(entries), failures
 
 
-def _pairs_suite(root, report):
+def _pairs_suite(root, report, host_rails=None):
     pairs = _suite(root, "pairs", report)
     if _aggregate.aggregated(report):
-        tests, failures = _host_rail_cases(pairs, report)
+        tests, failures = _host_rail_cases(pairs, report, host_rails)
         total_time = sum(r.get("duration_s") or 0.0 for r in report["results"])
         _close_suite(pairs, tests, failures, time_s="%.3f" % total_time)
         return tests, failures, total_time
@@ -277,16 +277,17 @@ def _counters_suite(root, report):
     return len(hosts), failures
 
 
-def to_junit(report):
+def to_junit(report, host_rails=None):
     """JUnit XML: suite `hosts` (a testcase per expected host), suite `verdict` (a systemic cause, too few hosts or
     refused results), suite `fabric` (cables, switch faults, fabric checks, switch counters), suite `pairs` (a
-    testcase per pair result, the failure `type` its failure_kind), suite `counters` (one per node)."""
+    testcase per pair result, the failure `type` its failure_kind), suite `counters` (one per node).
+    host_rails: aggregate.by_host_rail of the report's results when the caller already has it."""
     root = ET.Element("testsuites", name="ibtune.fabric validation")
     tests, failures = 0, 0
     for suite in (_hosts_suite, _verdict_suite, _fabric_suite, _phy.junit_suite):
         t, f = suite(root, report)
         tests, failures = tests + t, failures + f
-    pair_tests, pair_failures, total_time = _pairs_suite(root, report)
+    pair_tests, pair_failures, total_time = _pairs_suite(root, report, host_rails)
     counter_tests, counter_failures = _counters_suite(root, report)
     root.set("tests", str(tests + pair_tests + counter_tests))
     root.set("failures", str(failures + pair_failures + counter_failures))
@@ -548,9 +549,9 @@ def _prom_culprits(series, report):
         series["ibtune_suspect_switch"][labels] = "1"
 
 
-def _prom_host_rails(series, results):
+def _prom_host_rails(series, results, host_rails=None):
     series["ibtune_validation_pairs_aggregated"][""] = "1"
-    for entry in _aggregate.by_host_rail(results):
+    for entry in _aggregate.by_host_rail(results) if host_rails is None else host_rails:
         labels = _labels((("host", entry["host"]), ("device", entry["device"]), ("test", entry["test"])))
         series["ibtune_host_rail_pairs"][labels] = _sample(entry["pairs"])
         series["ibtune_host_rail_failed_pairs"][labels] = _sample(entry["failed"])
@@ -562,8 +563,9 @@ def _prom_host_rails(series, results):
             series[prefix % "median"][labels] = _sample(entry["median"])
 
 
-def to_prometheus(report):
-    """Textfile-collector exposition; names and labels as docs/dev/CONTRACTS.md (ibtune.prom)."""
+def to_prometheus(report, host_rails=None):
+    """Textfile-collector exposition; names and labels as docs/dev/CONTRACTS.md (ibtune.prom). host_rails: as
+    to_junit's."""
     series = dict((name, {}) for name, _h in PROM_HELP)
     series["ibtune_validation_timestamp_seconds"][""] = _sample(report["timestamp_seconds"])
     series["ibtune_validation_passed"][""] = _sample(report["passed"])
@@ -574,7 +576,7 @@ def to_prometheus(report):
     # one sample per label set: a later pass of the same link and test replaces an earlier one
     results = report["results"]
     if _aggregate.aggregated(report):
-        _prom_host_rails(series, results)
+        _prom_host_rails(series, results, host_rails)
         results = [r for r in results if not r["passed"] or r.get("regressed")]
     for res in sorted(results, key=lambda r: (r["pass"], r["round"])):
         _prom_result(series, res)
@@ -594,14 +596,14 @@ def to_prometheus(report):
 def render_all(report, history=None):
     """{file name: content} for the report files (REPORT_FILES); `history` is the baseline dict that
     report.html draws the per-link trends from (None: no trends)."""
-    with _aggregate.shared():  # the per host and rail summary, once for the three outputs that carry it
-        return {
-            "report.json": to_json(report),
-            "junit.xml": to_junit(report),
-            "summary.md": to_markdown(report),
-            "ibtune.prom": to_prometheus(report),
-            "report.html": to_html(report, history),
-        }
+    host_rails = _aggregate.by_host_rail(report["results"])  # once, for the three outputs that carry it
+    return {
+        "report.json": to_json(report),
+        "junit.xml": to_junit(report, host_rails),
+        "summary.md": to_markdown(report),
+        "ibtune.prom": to_prometheus(report, host_rails),
+        "report.html": to_html(report, history, host_rails),
+    }
 
 
 def write_atomic(dest_dir, files, mode=0o644):

@@ -107,3 +107,16 @@ def test_html_summarises_by_host_and_rail_and_draws_heatmaps_over_host_groups(bi
     assert "0 of 80 hosts passed every pair on every rail." in page
     assert "each cell is a group of up to 2 consecutive hosts" in page
     assert page.index('id="host-rails"') < page.index('class="heatmap"')
+
+
+def test_render_all_works_out_the_host_rail_summary_once_and_its_files_are_the_renderers_own(big, monkeypatch):
+    """render_all hands one by_host_rail to JUnit, Prometheus and HTML: each file equals the renderer's own output."""
+    calls = []
+    real = aggregate.by_host_rail
+    monkeypatch.setattr(aggregate, "by_host_rail", lambda results: calls.append(1) or real(results))
+    files = render.render_all(big)
+    assert len(calls) == 1
+    assert files["junit.xml"] == render.to_junit(big)
+    assert files["ibtune.prom"] == render.to_prometheus(big)
+    assert files["report.html"] == to_html(big)
+    assert len(calls) == 4  # each renderer alone works it out itself
