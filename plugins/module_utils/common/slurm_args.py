@@ -22,7 +22,8 @@ __metaclass__ = type
 
 import re
 
-SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.+-]+$")
+# \Z, not $: "$" also matches before a trailing newline, and "gpu\n" is no Slurm name
+SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.+-]+\Z")
 # The allocation's names, in the order their options are written.
 NAME_OPTIONS = ("partition", "qos", "account", "reservation")
 

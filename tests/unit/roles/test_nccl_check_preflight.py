@@ -38,6 +38,7 @@ def test_slurm_names_pass_and_a_bad_one_fails_naming_it(tmp_path):
     assert rc == 0, out[-3000:]
     rc, out = _preflight(tmp_path, dict(good, nccl_check_slurm_qos="high,low"))
     assert rc != 0
-    assert "nccl_check_slurm_qos=high,low" in out and "must be Slurm names (letters, digits, _ . + -)" in out, out[
-        -3000:
-    ]
+    assert "nccl_check_slurm_qos=high,low" in out, out[-3000:]
+    assert "must be Slurm names (letters, digits, _ . + -)" in out, out[-3000:]
+    rc, out = _preflight(tmp_path, dict(good, nccl_check_slurm_partition="gpu\n"))
+    assert rc != 0 and "must be Slurm names" in out, out[-3000:]

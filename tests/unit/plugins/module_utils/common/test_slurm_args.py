@@ -43,6 +43,11 @@ def test_a_bad_name_is_refused_naming_the_option_the_value_and_the_fix(option):
     )
 
 
+def test_a_trailing_newline_is_no_slurm_name():
+    with pytest.raises(ValueError, match=r"reservation='maint\\n' is not a Slurm name"):
+        slurm_args.check_name("reservation", "maint\n")
+
+
 def test_good_names_and_empty_ones_pass():
     for value in ("gpu", "ops.team+1", "fabric_maint-2", "", None):
         slurm_args.check_name("partition", value)
