@@ -120,15 +120,23 @@ options:
     type: path
     version_added: 0.2.0
   partition:
-    description: srun C(--partition).
+    description: srun C(--partition); a name Slurm cannot parse (letters, digits, C(_ . + -)) fails the task.
     type: str
     version_added: 0.2.0
+  qos:
+    description: srun C(--qos); checked like I(partition).
+    type: str
+    version_added: 0.3.0
   account:
-    description: srun C(--account).
+    description: srun C(--account); checked like I(partition).
     type: str
     version_added: 0.2.0
+  reservation:
+    description: srun C(--reservation); checked like I(partition).
+    type: str
+    version_added: 0.3.0
   time_limit_min:
-    description: srun C(--time) in minutes.
+    description: srun C(--time) in whole minutes (written C([D-]HH:MM:00)).
     type: int
     version_added: 0.2.0
   rdzv_port:
@@ -265,6 +273,10 @@ EXAMPLES = r"""
     srun_mpi: pmix
     hosts: [node1, node2]
     ranks_per_node: 1
+    partition: gpu
+    qos: validation
+    reservation: fabric_maint
+    time_limit_min: 15
     env: {NCCL_IB_HCA: "=mlx5_0:1", NCCL_ALGO: Ring, NCCL_PROTO: Simple}
     expect: {transport: IB, hcas: [mlx5_0]}
 """
@@ -392,7 +404,9 @@ ARGUMENT_SPEC = dict(
     launch_args=dict(type="list", elements="str", default=[]),
     hostfile=dict(type="path"),
     partition=dict(type="str"),
+    qos=dict(type="str"),
     account=dict(type="str"),
+    reservation=dict(type="str"),
     time_limit_min=dict(type="int"),
     rdzv_port=dict(type="int", default=29400),
     rdzv_id=dict(type="str", default="ibtune-nccl"),

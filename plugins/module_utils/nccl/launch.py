@@ -5,8 +5,10 @@
 
 One run = one launcher command on one host (the launch host) that starts every rank of the group:
 
-- ``srun --mpi=pmix|pmi2 --nodes=N --ntasks-per-node=R --nodelist=a,b``: Slurm starts the ranks and hands
-  nccl-tests' MPI build its rank through PMIx or PMI-2. The environment goes through srun's own (srun's default
+- ``srun --mpi=pmix|pmi2 --nodes=N --ntasks-per-node=R --nodelist=n[1-2]``: Slurm starts the ranks and hands
+  nccl-tests' MPI build its rank through PMIx or PMI-2. The allocation's options (partition, QoS, account,
+  reservation, time limit, exclusive) and the hostlist are common/slurm_args', as for the sbatch of a validation
+  pass. The environment goes through srun's own (srun's default
   ``--export=ALL``): ``--export=NAME=value`` cannot carry values with commas, and ``NCCL_IB_HCA=`` lists have them.
 - ``mpirun --hostfile F -np N --map-by ppr:R:node -x NAME ...``: Open MPI (4.1 and 5 read the same options); the
   hostfile (``host slots=R`` lines) is written from the inventory's hosts; ``-x NAME`` exports each variable of
@@ -25,6 +27,8 @@ __metaclass__ = type
 
 import os
 import re
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
 
 LAUNCHERS = ("none", "srun", "mpirun", "torchrun")
 SRUN_MPI = ("pmix", "pmi2")
@@ -117,29 +121,41 @@ def hostfile_text(hosts, slots):
 
 
 def srun_argv(hosts, ranks, mpi="pmix", srun="srun", partition=None, account=None, time_limit_min=None,
-              job_name="ibtune-nccl", exclusive=False, extra=()):  # fmt: skip
-    """srun's argv up to (not including) the program: every rank of the group in one job step."""
+              job_name="ibtune-nccl", exclusive=False, extra=(), qos=None, reservation=None):  # fmt: skip
+    """srun's argv up to (not including) the program: every rank of the group in one job step.
+
+    The allocation's options (--partition --qos --account --reservation --time --exclusive) and the
+    --nodelist hostlist come from common/slurm_args, the same words the sbatch of a validation pass uses;
+    a name Slurm cannot parse is a LaunchError naming the option. ``time_limit_min``: whole minutes, None or
+    0 for none (written [D-]HH:MM:00)."""
     hosts = check_hosts(hosts)
     if mpi not in SRUN_MPI:
         raise LaunchError("srun_mpi=%r: use one of %s (the PMI nccl-tests' MPI build talks to)" % (mpi, SRUN_MPI))
+    if time_limit_min is not None and int(time_limit_min) < 0:
+        raise LaunchError(
+            "time_limit_min=%r: srun's --time is whole minutes, at least 1 (null for none)" % (time_limit_min,)
+        )
+    allocation = {
+        "partition": partition,
+        "qos": qos,
+        "account": account,
+        "reservation": reservation,
+        "exclusive": exclusive,
+    }
+    try:
+        options = _slurm_args.allocation_options(allocation, time_limit=int(time_limit_min or 0) or None)
+    except ValueError as exc:
+        raise LaunchError(str(exc))
     argv = [
         srun,
         "--mpi=%s" % mpi,
         "--nodes=%d" % len(hosts),
         "--ntasks-per-node=%d" % int(ranks),
-        "--nodelist=%s" % ",".join(hosts),
+        "--nodelist=%s" % _slurm_args.compress_hostlist(hosts),
         "--job-name=%s" % job_name,
         "--kill-on-bad-exit=1",
     ]
-    if partition:
-        argv.append("--partition=%s" % partition)
-    if account:
-        argv.append("--account=%s" % account)
-    if time_limit_min:
-        argv.append("--time=%d" % int(time_limit_min))
-    if exclusive:
-        argv.append("--exclusive")
-    return argv + [str(arg) for arg in extra]
+    return argv + options + [str(arg) for arg in extra]
 
 
 def mpirun_argv(hostfile, nhosts, ranks, env_names=(), mpirun="mpirun", as_root=False, extra=()):
@@ -183,10 +199,11 @@ def torchrun_argv(nnodes, nproc_per_node, rdzv_endpoint, rdzv_id, torchrun="torc
 def launch_argv(spec, program, env_names=(), hostfile=None):
     """The whole argv of one run: the launcher's part (``spec``) followed by ``program`` (a list).
 
-    spec: {launcher: none|srun|mpirun|torchrun, hosts, ranks_per_node, srun_mpi, executable, partition, account,
-    time_limit_min, exclusive, extra_args, rdzv_port, rdzv_id, as_root}. ``hostfile``: the path the mpirun
-    hostfile is written to (the caller writes hostfile_text there). For torchrun ``program`` is the script and its
-    arguments; with ``srun`` in front (spec ``torchrun_under_srun``) one agent per node is started by Slurm.
+    spec: {launcher: none|srun|mpirun|torchrun, hosts, ranks_per_node, srun_mpi, executable, partition, qos,
+    account, reservation, time_limit_min, exclusive, extra_args, rdzv_port, rdzv_id, as_root}. ``hostfile``: the
+    path the mpirun hostfile is written to (the caller writes hostfile_text there). For torchrun ``program`` is the
+    script and its arguments; with ``srun`` in front (spec ``torchrun_under_srun``) one agent per node is started
+    by Slurm.
     """
     kind = spec.get("launcher") or "none"
     if kind not in LAUNCHERS:
@@ -235,7 +252,9 @@ def _srun_options(spec, extra):
         "mpi": spec.get("srun_mpi") or "pmix",
         "srun": spec.get("executable") or "srun",
         "partition": spec.get("partition"),
+        "qos": spec.get("qos"),
         "account": spec.get("account"),
+        "reservation": spec.get("reservation"),
         "time_limit_min": spec.get("time_limit_min"),
         "exclusive": bool(spec.get("exclusive")),
         "extra": extra,

@@ -26,7 +26,7 @@ import os
 import re
 import shlex
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _remediate
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import progress as _progress
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule as _schedule
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles as _sidefiles
@@ -49,7 +49,6 @@ TERMINAL_STATES = (
 START_MARGIN_S = 60
 SQUEUE_FORMAT = "%i|%T|%r|%M|%l|%D|%N"  # id|state|reason|elapsed|time limit|node count|nodes
 SACCT_FIELDS = ("JobID", "JobName", "State", "ExitCode", "Elapsed", "NodeList")
-SLURM_NAME_RE = re.compile(r"^[A-Za-z0-9_.+-]+$")
 # scontrol's oneliner: "Key=value Key=value ..."; keys like MCS_label, CPUs/Task or ReqB:S:C:T
 _FIELD_RE = re.compile(r"(?:^|(?<=\s))([A-Za-z][A-Za-z0-9_:/]*)=")
 
@@ -78,11 +77,7 @@ def time_limit(budget_s, margin_s=START_MARGIN_S):
     """sbatch --time for a pass budget: whole minutes, rounded up (Slurm counts minutes), as
     [D-]HH:MM:00."""
     minutes = int(-(-(float(budget_s) + float(margin_s)) // 60))
-    minutes = max(1, minutes)
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    text = "%02d:%02d:00" % (hours, mins)
-    return ("%d-%s" % (days, text)) if days else text
+    return _slurm_args.time_text(max(1, minutes))
 
 
 def parse_duration_s(text):
@@ -110,13 +105,6 @@ def parse_duration_s(text):
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def _check_name(option, value):
-    if value and not SLURM_NAME_RE.match(str(value)):
-        raise ValueError(
-            "%s=%r is not a Slurm name (letters, digits, _ . + -): give the name sinfo/sacctmgr show" % (option, value)
-        )
-
-
 def sbatch_argv(spec):
     """The sbatch call of a pass, as an argument list (never a shell string).
 
@@ -127,15 +115,15 @@ def sbatch_argv(spec):
     nodes = list(spec["nodes"])
     if not nodes:
         raise ValueError("a pass needs at least one node to submit")
-    for option in ("partition", "qos", "account", "reservation"):
-        _check_name(option, spec.get(option))
+    # the names are checked before anything else is read; --time is the pass's own, from its budget
+    options = _slurm_args.allocation_options(spec)
     limit = spec.get("time_limit") or time_limit(spec["budget_s"])
     argv = [
         spec.get("sbatch") or "sbatch",
         "--parsable",
         "--job-name=%s" % (spec.get("job_name") or "ibtune-pass"),
         "--nodes=%d" % len(nodes),
-        "--nodelist=%s" % _remediate.compress_hostlist(nodes),
+        "--nodelist=%s" % _slurm_args.compress_hostlist(nodes),
         "--ntasks-per-node=1",
         "--time=%s" % limit,
         # a pass that was stopped is reported, not run again later behind the controller's back
@@ -143,13 +131,7 @@ def sbatch_argv(spec):
         "--chdir=%s" % spec["pass_dir"],
         "--output=%s/slurm-%%j.out" % spec["pass_dir"],
     ]
-    for option in ("partition", "qos", "account", "reservation"):
-        if spec.get(option):
-            argv.append("--%s=%s" % (option, spec[option]))
-    if spec.get("exclusive"):
-        argv.append("--exclusive")
-    if spec.get("nice"):
-        argv.append("--nice=%d" % int(spec["nice"]))
+    argv.extend(options)
     argv.extend(str(a) for a in spec.get("extra_args") or [])
     argv.append(spec["script"])
     return argv

@@ -19,6 +19,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
+
 REASON_PREFIX = "ibtune:"
 # One namespace per source of a drain, under the collection's prefix: each source resumes only what it drained.
 HEALTH_PREFIX = "ibtune: node-health:"
@@ -451,40 +453,6 @@ def diff_text(result, nodes):
 
 # --- topology.conf -----------------------------------------------------------------------------
 
-_NUM_TAIL_RE = re.compile(r"^(?P<stem>.*?)(?P<num>\d+)$")
-
-
-def compress_hostlist(names):
-    """Slurm hostlist: ['node01', 'node02', 'node03', 'gpu7'] -> 'gpu7,node[01-03]' (zero padding kept)."""
-    groups = {}
-    singles = []
-    for name in sorted(set(names)):
-        match = _NUM_TAIL_RE.match(name)
-        if not match:
-            singles.append(name)
-            continue
-        # one range per stem and digit count: node[01-16] keeps its padding, a[1-9] and a10 stay apart
-        groups.setdefault((match.group("stem"), len(match.group("num"))), []).append(match.group("num"))
-    parts = list(singles)
-    for (stem, width), nums in groups.items():
-        values = sorted(set(int(n) for n in nums))
-        if len(values) == 1:
-            parts.append("%s%s" % (stem, nums[0]))
-            continue
-        pad = "%%0%dd" % width
-        ranges = []
-        start = prev = values[0]
-        for value in values[1:] + [None]:
-            if value is not None and value == prev + 1:
-                prev = value
-                continue
-            ranges.append((pad % start) if start == prev else "%s-%s" % (pad % start, pad % prev))
-            if value is not None:
-                start = prev = value
-        parts.append("%s[%s]" % (stem, ",".join(ranges)))
-    return ",".join(sorted(parts))
-
-
 _SWITCH_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -519,7 +487,7 @@ def render_topology(leaves, spine="spine", header=None):
                     % (host, seen[host], leaf)
                 )
             seen[host] = leaf
-        lines.append("SwitchName=%s Nodes=%s" % (leaf, compress_hostlist([str(h) for h in hosts])))
+        lines.append("SwitchName=%s Nodes=%s" % (leaf, _slurm_args.compress_hostlist([str(h) for h in hosts])))
     if len(leaves) > 1:
-        lines.append("SwitchName=%s Switches=%s" % (spine, compress_hostlist([str(k) for k in leaves])))
+        lines.append("SwitchName=%s Switches=%s" % (spine, _slurm_args.compress_hostlist([str(k) for k in leaves])))
     return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ __metaclass__ = type
 import json
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _remediate
 
 VERSION = 1
@@ -146,8 +147,7 @@ def rounds_that_fit(cfg):
 def time_limit(cfg):
     """sbatch --time of a sweep: its budget in whole minutes, rounded DOWN (a sweep never holds nodes longer
     than its budget), at least one minute."""
-    minutes = max(1, int(float(cfg["budget_s"]) // 60))
-    return "%02d:%02d:00" % divmod(minutes, 60)
+    return _slurm_args.time_text(max(1, int(float(cfg["budget_s"]) // 60)))
 
 
 # --- the history ---------------------------------------------------------------------------------------

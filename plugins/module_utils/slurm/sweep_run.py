@@ -27,6 +27,7 @@ import sys
 import time
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files as _files
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import module as _report
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import launcher as _launcher
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _remediate
@@ -88,7 +89,7 @@ class Sweep(object):
                 "ReservationName=%s" % name,
                 "StartTime=now",
                 "Duration=%d" % minutes,
-                "Nodes=%s" % _remediate.compress_hostlist(names),
+                "Nodes=%s" % _slurm_args.compress_hostlist(names),
                 "Users=%s" % self.cfg["user"],
             ]
         )
@@ -149,7 +150,7 @@ class Sweep(object):
             "srun": cfg["commands"].get("srun"),
         }
         self.job_id = _launcher.stage_and_submit(spec, self.run)["job_id"]
-        self.log("sweep: Slurm job %s on %s" % (self.job_id, _remediate.compress_hostlist(hosts)))
+        self.log("sweep: Slurm job %s on %s" % (self.job_id, _slurm_args.compress_hostlist(hosts)))
 
     def _wait(self):
         started = self.clock()

@@ -175,3 +175,55 @@ def test_average_other_than_nccl_tests_default_is_passed_as_dash_a(fake):
     default, slowest = calls()
     assert "-a" not in default
     assert slowest[-2:] == ["-a", "3"]
+
+
+FAKE_SRUN = """#!%s
+import json, os, sys
+with open(os.environ["FAKE_SRUN_ARGV"], "w") as handle:
+    json.dump(sys.argv[1:], handle)
+program = next(i for i, word in enumerate(sys.argv) if i and not word.startswith("--"))
+os.execv(sys.argv[program], sys.argv[program:])
+"""
+
+
+@pytest.fixture
+def fake_srun(fake, tmp_path, monkeypatch):
+    srun = tmp_path / "srun"
+    srun.write_text(FAKE_SRUN % sys.executable)
+    srun.chmod(0o755)
+    argv_file = tmp_path / "srun.json"
+    monkeypatch.setenv("FAKE_SRUN_ARGV", str(argv_file))
+    args = {
+        "tests_dir": str(fake[0]),
+        "launch": "srun",
+        "launch_executable": str(srun),
+        "srun_mpi": "pmi2",
+        "hosts": ["gpu002", "gpu001"],
+        "ranks_per_node": 1,
+        "sysfs_root": str(tmp_path / "no-sysfs"),
+    }
+    return args, lambda: json.loads(argv_file.read_text())
+
+
+def test_srun_gets_the_allocation_options_partition_qos_account_reservation_time(fake_srun):
+    args, srun_argv = fake_srun
+    options = {"partition": "gpu", "qos": "validation", "account": "ops", "reservation": "fabric_maint"}
+    result = run_module(nccl_test, dict(args, time_limit_min=30, **options))
+    assert not result.failed, result["msg"]
+    assert srun_argv()[:11] == [
+        "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=1", "--nodelist=gpu[001-002]", "--job-name=ibtune-nccl",
+        "--kill-on-bad-exit=1", "--partition=gpu", "--qos=validation", "--account=ops", "--reservation=fabric_maint",
+        "--time=00:30:00",
+    ]  # fmt: skip
+    assert srun_argv()[11].endswith("all_reduce_perf") and result["cmd"][1:] == srun_argv()
+
+
+def test_a_qos_slurm_cannot_parse_fails_before_srun_runs(fake_srun):
+    args, srun_argv = fake_srun
+    result = run_module(nccl_test, dict(args, qos="high,low"))
+    assert result.failed and result["passed"] is False
+    assert result["msg"] == (
+        "qos='high,low' is not a Slurm name (letters, digits, _ . + -): give the name sinfo/sacctmgr show"
+    )
+    with pytest.raises(FileNotFoundError):
+        srun_argv()

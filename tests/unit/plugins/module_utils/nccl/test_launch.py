@@ -57,11 +57,54 @@ def test_ranks_per_node_default_from_gpus_and_oversubscription_warns():
 def test_srun_argv():
     argv = launch.srun_argv(["n1", "n2"], 8, mpi="pmi2", partition="gpu", time_limit_min=10, exclusive=True)
     assert argv == [
-        "srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=8", "--nodelist=n1,n2", "--job-name=ibtune-nccl",
-        "--kill-on-bad-exit=1", "--partition=gpu", "--time=10", "--exclusive",
+        "srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=8", "--nodelist=n[1-2]", "--job-name=ibtune-nccl",
+        "--kill-on-bad-exit=1", "--partition=gpu", "--time=00:10:00", "--exclusive",
     ]  # fmt: skip
     with pytest.raises(launch.LaunchError, match="srun_mpi='openmpi'"):
         launch.srun_argv(["n1"], 1, mpi="openmpi")
+
+
+def test_srun_argv_has_the_allocation_options_of_the_sbatch_launcher():
+    argv = launch.srun_argv(
+        ["gpu010", "gpu002", "gpu001", "login"], 4, partition="gpu", qos="validation", account="ops",
+        reservation="fabric_maint", time_limit_min=1500, exclusive=True, extra=["--cpu-bind=none"],
+    )  # fmt: skip
+    assert argv == [
+        "srun", "--mpi=pmix", "--nodes=4", "--ntasks-per-node=4", "--nodelist=gpu[001-002,010],login",
+        "--job-name=ibtune-nccl", "--kill-on-bad-exit=1", "--partition=gpu", "--qos=validation", "--account=ops",
+        "--reservation=fabric_maint", "--time=1-01:00:00", "--exclusive", "--cpu-bind=none",
+    ]  # fmt: skip
+    assert launch.srun_argv(["n1"], 1, time_limit_min=0)[-1] == "--kill-on-bad-exit=1"  # 0 or None: no --time
+
+
+@pytest.mark.parametrize("option", ["partition", "qos", "account", "reservation"])
+def test_srun_argv_refuses_a_bad_slurm_name_naming_the_option(option):
+    with pytest.raises(launch.LaunchError) as caught:
+        launch.srun_argv(["n1", "n2"], 1, **{option: "gpu --uid=0"})
+    assert str(caught.value) == (
+        "%s='gpu --uid=0' is not a Slurm name (letters, digits, _ . + -): give the name sinfo/sacctmgr show" % option
+    )
+
+
+def test_srun_argv_refuses_a_negative_time_limit():
+    with pytest.raises(launch.LaunchError, match=r"time_limit_min=-5: srun's --time is whole minutes"):
+        launch.srun_argv(["n1"], 1, time_limit_min=-5)
+
+
+def test_launch_argv_passes_qos_and_reservation_to_srun_and_to_torchrun_under_srun():
+    spec = {
+        "launcher": "srun", "hosts": ["n1", "n2"], "ranks_per_node": 2, "srun_mpi": "pmi2", "qos": "high",
+        "reservation": "nccl", "account": "ops", "time_limit_min": 5,
+    }  # fmt: skip
+    assert launch.launch_argv(spec, ["all_reduce_perf", "-b", "8"]) == [
+        "srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=2", "--nodelist=n[1-2]", "--job-name=ibtune-nccl",
+        "--kill-on-bad-exit=1", "--qos=high", "--account=ops", "--reservation=nccl", "--time=00:05:00",
+        "all_reduce_perf", "-b", "8",
+    ]  # fmt: skip
+    torch = dict(spec, launcher="torchrun", torchrun_under_srun=True, rdzv_id="r1")
+    under = launch.launch_argv(torch, ["bench.py"])
+    assert under[7:11] == ["--qos=high", "--account=ops", "--reservation=nccl", "--time=00:05:00"]
+    assert under[11:13] == ["torchrun", "--nnodes=2"]
 
 
 @pytest.mark.parametrize(
@@ -90,7 +133,7 @@ def test_torchrun_argv_alone_and_under_srun():
         "--rdzv-id=r1", "bench.py", "{}",
     ]  # fmt: skip
     under = launch.launch_argv(dict(spec, torchrun_under_srun=True, srun_mpi="pmi2"), ["bench.py"])
-    assert under[:5] == ["srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n1,n2"]
+    assert under[:5] == ["srun", "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=1", "--nodelist=n[1-2]"]
     assert under[7:9] == ["torchrun", "--nnodes=2"]
     with pytest.raises(launch.LaunchError, match="host:port"):
         launch.torchrun_argv(2, 8, "n1", "r")

@@ -238,20 +238,6 @@ def test_diff_text_shows_before_and_after():
 # --- topology.conf -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("names", "expected"),
-    [
-        (["node%02d" % i for i in range(1, 17)], "node[01-16]"),
-        (["node01", "node02", "node04", "node10"], "node[01-02,04,10]"),
-        (["a1", "a2", "a10"], "a10,a[1-2]"),
-        (["login"], "login"),
-        (["gpu-a1", "gpu-b1"], "gpu-a1,gpu-b1"),
-    ],
-)
-def test_compress_hostlist(names, expected):
-    assert slurm.compress_hostlist(names) == expected
-
-
 def test_render_topology_tree():
     text = slurm.render_topology({"leaf2": ["node03", "node04"], "leaf1": ["node01", "node02"]})
     assert text == (
