@@ -1,14 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}) and slurm_verdict (what
-slurm_remediate would drain and resume from a report), docs in slurm_topology_conf.yml, slurm_verdict.yml."""
+"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}), slurm_verdict (what
+slurm_remediate would drain and resume from a report) and slurm_name_problems (role variables that are no Slurm
+name), docs in slurm_topology_conf.yml, slurm_verdict.yml, slurm_name_problems.yml."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import slurm_args as _slurm_args
 from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import remediate as _slurm
 
 
@@ -27,6 +29,24 @@ def slurm_verdict(report):
     return _slurm.verdict_from_report(report)
 
 
+def slurm_name_problems(names):
+    """One sentence per variable whose value Slurm cannot parse as a partition, QoS, account or reservation name
+    (common/slurm_args.check_name, the check the launchers make), in the variables' order; empty values pass."""
+    if not isinstance(names, dict):
+        raise AnsibleFilterError("slurm_name_problems: give {variable: value}, got %s" % type(names).__name__)
+    problems = []
+    for variable, value in names.items():
+        try:
+            _slurm_args.check_name(variable, value)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
 class FilterModule(object):
     def filters(self):
-        return {"slurm_topology_conf": slurm_topology_conf, "slurm_verdict": slurm_verdict}
+        return {
+            "slurm_topology_conf": slurm_topology_conf,
+            "slurm_verdict": slurm_verdict,
+            "slurm_name_problems": slurm_name_problems,
+        }

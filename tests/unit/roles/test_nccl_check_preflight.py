@@ -38,7 +38,7 @@ def test_slurm_names_pass_and_a_bad_one_fails_naming_it(tmp_path):
     assert rc == 0, out[-3000:]
     rc, out = _preflight(tmp_path, dict(good, nccl_check_slurm_qos="high,low"))
     assert rc != 0
-    assert "nccl_check_slurm_qos=high,low" in out, out[-3000:]
-    assert "must be Slurm names (letters, digits, _ . + -)" in out, out[-3000:]
+    assert "nccl_check_slurm_qos='high,low' is not a Slurm name (letters, digits, _ . + -)" in out, out[-3000:]
+    assert "nccl_check_slurm_partition" not in out, out[-3000:]
     rc, out = _preflight(tmp_path, dict(good, nccl_check_slurm_partition="gpu\n"))
-    assert rc != 0 and "must be Slurm names" in out, out[-3000:]
+    assert rc != 0 and "nccl_check_slurm_partition='gpu\\n' is not a Slurm name" in out, out[-3000:]
