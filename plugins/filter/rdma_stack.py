@@ -56,6 +56,11 @@ def rdma_stack_package_state(pinned_version, wanted_ofed, installed_ofed):
     return rdma_stack.package_state(pinned_version, wanted_ofed, installed_ofed)
 
 
+def rdma_stack_changed(results, pending=False, check_mode=False, predicted=False):
+    """Whether the registered ``results`` (or a pending or, in check mode, predicted change) changed the stack."""
+    return rdma_stack.stack_changed(results, pending=pending, check_mode=check_mode, predicted=predicted)
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -64,4 +69,5 @@ class FilterModule(object):
             "rdma_stack_devices": rdma_stack_devices,
             "rdma_stack_newer_kernels": rdma_stack_newer_kernels,
             "rdma_stack_package_state": rdma_stack_package_state,
+            "rdma_stack_changed": rdma_stack_changed,
         }

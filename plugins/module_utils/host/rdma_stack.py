@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The rdma_stack role's decisions from what a host reports (pure): which OFED stack ofed_info names, which
 RDMA devices ibv_devinfo lists, which installed kernels are newer than the running one, how a vendor package is
-installed, and whether the new stack needs a reboot (and why, in words the reboot message and the failure use).
+installed, whether a step changed the stack, and whether the new stack needs a reboot (and why, in words the reboot
+message and the failure use).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -58,6 +59,22 @@ def package_state(pinned_version, wanted_ofed, installed_ofed):
     if not pinned_version and wanted_ofed and installed_ofed != wanted_ofed:
         return "latest"
     return "present"
+
+
+def result_changed(result):
+    """Ansible's ``changed`` test on a registered result (None and {} for a task that never registered): its
+    'changed' key, or for a loop whether any item changed."""
+    result = result or {}
+    if "changed" in result:
+        return bool(result["changed"])
+    return any((item or {}).get("changed") for item in result.get("results") or [])
+
+
+def stack_changed(results, pending=False, check_mode=False, predicted=False):
+    """Whether the stack (or its repository) changed in this run: any of the registered ``results`` changed, a
+    step could only be predicted (``pending``: check mode on a fresh host), or, in check mode, a change a real run
+    would make is ``predicted`` (a repository not configured yet)."""
+    return any(result_changed(result) for result in results or []) or bool(pending) or bool(check_mode and predicted)
 
 
 def reboot_reasons(

@@ -1,8 +1,10 @@
 """The rdma_stack filters hand registered results to module_utils/host/rdma_stack.py as the role's tasks do."""
 
 import base64
+import itertools
 
 from ansible_collections.ibtune.fabric.plugins.filter.rdma_stack import FilterModule
+from tests.unit.jinja_harness import render, task_vars
 
 FILTERS = FilterModule().filters()
 
@@ -40,3 +42,101 @@ def test_ofed_info_devices_and_kernels_from_registered_results():
     assert FILTERS["rdma_stack_devices"]({"stdout_lines": ["1 HCA found:", "\tmlx5_0"]}) == ["mlx5_0"]
     found = {"files": [{"path": "/boot/vmlinuz-6.1.0-28-amd64"}, {"path": "/boot/vmlinuz-6.1.0-27-amd64"}]}
     assert FILTERS["rdma_stack_newer_kernels"](found, "6.1.0-27-amd64") == ["6.1.0-28-amd64"]
+
+
+# Issue 26 part 5: the expressions the role's tasks held before a filter took their decision, each rendered by
+# ansible-core over the same inputs as the filter with the task's own vars (tests/unit/jinja_harness.py).
+
+UNSET = object()
+REGISTERED = [
+    UNSET,
+    {},
+    {"skipped": True, "changed": False},
+    {"changed": False, "rc": 0},
+    {"changed": True, "rc": 0},
+    {"changed": False, "results": [{"changed": False}, {"changed": True}], "msg": "All items completed"},
+    {"results": [{"changed": False}, {"changed": True}]},
+    {"results": [{"changed": False}]},
+]
+
+
+def _defined(**variables):
+    return {k: v for k, v in variables.items() if v is not UNSET}
+
+
+def test_doca_stack_changed_is_the_old_expression():
+    old = (
+        "{{ (__rdma_stack_stack_install | default({}) is changed) or (__rdma_stack_stack_install_dnf | default({}) "
+        "is changed) or (ansible_check_mode and __rdma_stack_repo_changed) }}"
+    )
+    for apt, dnf, check_mode, repo in itertools.product(REGISTERED, REGISTERED, (False, True), (False, True)):
+        variables = _defined(
+            __rdma_stack_stack_install=apt,
+            __rdma_stack_stack_install_dnf=dnf,
+            ansible_check_mode=check_mode,
+            __rdma_stack_repo_changed=repo,
+        )
+        wired = task_vars("rdma_stack", "doca.yml", "Record whether the stack changed", **variables)
+        new = FILTERS["rdma_stack_changed"](wired["__rdma_stack_installs"], check_mode=check_mode, predicted=repo)
+        assert new is render(old, **variables), variables
+
+
+def test_mlnx_ofed_stack_changed_is_the_old_expression():
+    old = (
+        "{{ (__rdma_stack_stack_install | default({}) is changed) or (__rdma_stack_stack_install_dnf | default({}) "
+        "is changed) or (__rdma_stack_stack_install_archive | default({}) is changed) or (__rdma_stack_archive_pending"
+        " | default(false)) or (ansible_check_mode and (__rdma_stack_repo_changed | default(false))) }}"
+    )
+    # One install result at a time over every shape (the others never registered), then all three unchanged.
+    installs = [(r, UNSET, UNSET) for r in REGISTERED] + [(UNSET, r, UNSET) for r in REGISTERED]
+    installs += [(UNSET, UNSET, r) for r in REGISTERED] + [({"changed": False},) * 3]
+    cases = itertools.product(installs, (UNSET, False, True), (False, True), (UNSET, False, True))
+    for (apt, dnf, archive), pending, check_mode, repo in cases:
+        variables = _defined(
+            __rdma_stack_stack_install=apt,
+            __rdma_stack_stack_install_dnf=dnf,
+            __rdma_stack_stack_install_archive=archive,
+            __rdma_stack_archive_pending=pending,
+            ansible_check_mode=check_mode,
+            __rdma_stack_repo_changed=repo,
+        )
+        wired = task_vars("rdma_stack", "mlnx_ofed.yml", "Record whether the stack changed", **variables)
+        new = FILTERS["rdma_stack_changed"](
+            wired["__rdma_stack_installs"],
+            pending=wired["__pending"],
+            check_mode=check_mode,
+            predicted=wired["__predicted"],
+        )
+        assert new is render(old, **variables), variables
+
+
+def test_vendor_repo_changed_is_the_old_expression():
+    old = (
+        "{{ __rdma_stack_key_pending or (__rdma_stack_key_dl | default({}) is changed) or (__rdma_stack_key_installed"
+        " | default({}) is changed) or (__rdma_stack_repo_def | default({}) is changed) or (__rdma_stack_repo_def_yum"
+        " | default({}) is changed) or (__rdma_stack_repo_old_list | default({}) is changed) or (ansible_check_mode"
+        " and (__rdma_stack_python_debian_state | default({})).stdout | default('installed') != 'installed') }}"
+    )
+    dpkg = [UNSET, {"skipped": True, "changed": False}, {"rc": 0, "stdout": "installed"}, {"rc": 1, "stdout": ""}]
+    dpkg.append({"rc": 0, "stdout": "config-files"})
+    steps = [UNSET, {"changed": False}, {"changed": True}]
+    names = ["__rdma_stack_key_dl", "__rdma_stack_key_installed", "__rdma_stack_repo_def"]
+    names += ["__rdma_stack_repo_def_yum", "__rdma_stack_repo_old_list"]
+    for key_pending, check_mode, python_debian in itertools.product((False, True), (False, True), dpkg):
+        for changed_at in [None] + names:
+            for register in steps:
+                variables = {name: ({"changed": False} if name != changed_at else register) for name in names}
+                variables = _defined(
+                    __rdma_stack_key_pending=key_pending,
+                    ansible_check_mode=check_mode,
+                    __rdma_stack_python_debian_state=python_debian,
+                    **variables,
+                )
+                wired = task_vars("rdma_stack", "vendor_repo.yml", "Record whether the repository changed", **variables)
+                new = FILTERS["rdma_stack_changed"](
+                    wired["__steps"],
+                    pending=key_pending,
+                    check_mode=check_mode,
+                    predicted=wired["__python_debian_missing"],
+                )
+                assert new is render(old, **variables), variables

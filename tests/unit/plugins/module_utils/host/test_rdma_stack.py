@@ -75,3 +75,25 @@ def test_reasons_recorded_before_the_last_boot_come_back_once():
     pending = "loaded mlx5_core 5.8-1.0.1 differs from the installed 24.10-1.1.4\n\n"
     reasons = rdma_stack.reboot_reasons(pending=pending, loaded_mlx5="5.8-1.0.1", installed_mlx5="24.10-1.1.4")
     assert reasons == ["loaded mlx5_core 5.8-1.0.1 differs from the installed 24.10-1.1.4"]
+
+
+def test_result_changed_reads_a_result_as_ansibles_changed_test():
+    assert rdma_stack.result_changed(None) is False
+    assert rdma_stack.result_changed({}) is False
+    assert rdma_stack.result_changed({"skipped": True, "changed": False}) is False
+    assert rdma_stack.result_changed({"changed": True}) is True
+    # A loop: any item; its own 'changed' key, when there, wins (as in Ansible's test).
+    assert rdma_stack.result_changed({"results": [{"changed": False}, {"changed": True}]}) is True
+    assert rdma_stack.result_changed({"results": [{"changed": False}]}) is False
+    assert rdma_stack.result_changed({"changed": False, "results": [{"changed": True}]}) is False
+
+
+def test_stack_changed_by_a_result_a_pending_step_or_a_predicted_change_in_check_mode():
+    assert rdma_stack.stack_changed([]) is False
+    assert rdma_stack.stack_changed([{}, {"changed": False}]) is False
+    assert rdma_stack.stack_changed([{}, {"changed": True}]) is True
+    assert rdma_stack.stack_changed([], pending=True) is True
+    assert rdma_stack.stack_changed([], check_mode=True, predicted=True) is True
+    # A predicted change counts only in check mode (a real run reports it in its results).
+    assert rdma_stack.stack_changed([], check_mode=False, predicted=True) is False
+    assert rdma_stack.stack_changed(None, check_mode=True, predicted=False) is False
