@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import base64
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.host import rdma_stack
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import gdr, rdma_stack
 
 
 def _slurped(result):
@@ -61,6 +61,32 @@ def rdma_stack_changed(results, pending=False, check_mode=False, predicted=False
     return rdma_stack.stack_changed(results, pending=pending, check_mode=check_mode, predicted=predicted)
 
 
+def _stdout_if_ok(result):
+    """A registered command's stdout when it exited 0, else ''."""
+    result = result or {}
+    return result.get("stdout", "") if result.get("rc", 1) == 0 else ""
+
+
+def rdma_stack_gdr_plan(spec):
+    """The GPUDirect RDMA plan (module_utils/host/gdr.py plan) from what gdr.yml gathers (keys as in its task)."""
+    return gdr.plan(
+        spec.get("requested"),
+        spec.get("source"),
+        kernel=spec.get("kernel"),
+        rdma_core=rdma_stack.package_version(spec.get("packages"), "rdma-core"),
+        flavor=gdr.nvidia_flavor(_slurped(spec.get("nvidia_proc")), _stdout_if_ok(spec.get("nvidia_license"))),
+        peermem_found=(spec.get("peermem_modinfo") or {}).get("rc", 1) == 0,
+    )
+
+
+def rdma_stack_peermem_up(loaded_stat, load):
+    """Whether nvidia_peermem is loaded now, from the registered stat of /sys/module/nvidia_peermem and modprobe."""
+    load = load or {}
+    return gdr.peermem_up(
+        (loaded_stat or {}).get("stat", {}).get("exists"), not load.get("skipped", False), load.get("rc", 0)
+    )
+
+
 class FilterModule(object):
     def filters(self):
         return {
@@ -70,4 +96,6 @@ class FilterModule(object):
             "rdma_stack_newer_kernels": rdma_stack_newer_kernels,
             "rdma_stack_package_state": rdma_stack_package_state,
             "rdma_stack_changed": rdma_stack_changed,
+            "rdma_stack_gdr_plan": rdma_stack_gdr_plan,
+            "rdma_stack_peermem_up": rdma_stack_peermem_up,
         }

@@ -53,6 +53,12 @@ def newer_kernels(vmlinuz_paths, running):
     return sorted(out, key=_release_key)
 
 
+def package_version(packages, name):
+    """The version package_facts' ``packages`` gives for ``name`` (its first entry), '' when it is not there."""
+    entries = (packages or {}).get(name) or [{}]
+    return entries[0].get("version", "")
+
+
 def package_state(pinned_version, wanted_ofed, installed_ofed):
     """'latest' when no exact package version is pinned and the installed stack is not the wanted one (the
     version-pinned repository then upgrades it), else 'present'."""

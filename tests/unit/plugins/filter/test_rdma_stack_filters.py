@@ -3,10 +3,12 @@
 import base64
 import itertools
 
+from ansible_collections.ibtune.fabric.plugins.filter.gdr import FilterModule as GdrFilterModule
 from ansible_collections.ibtune.fabric.plugins.filter.rdma_stack import FilterModule
 from tests.unit.jinja_harness import render, task_vars
 
 FILTERS = FilterModule().filters()
+GDR_FILTERS = GdrFilterModule().filters()
 
 
 def _slurp(text):
@@ -140,3 +142,56 @@ def test_vendor_repo_changed_is_the_old_expression():
                     predicted=wired["__python_debian_missing"],
                 )
                 assert new is render(old, **variables), variables
+
+
+GDR_OLD_ARGS = (
+    "{{ {'kernel': ansible_facts['kernel'],"
+    " 'rdma_core': ((ansible_facts['packages'] | default({}))['rdma-core'] | default([{}]))[0]['version']"
+    " | default(''),"
+    " 'proc_version': (__rdma_stack_nvidia_proc.content | default('') | b64decode),"
+    " 'modinfo_license': (__rdma_stack_nvidia_license.stdout | default('')"
+    "  if (__rdma_stack_nvidia_license.rc | default(1)) == 0 else ''),"
+    " 'peermem_found': ((__rdma_stack_peermem_modinfo.rc | default(1)) == 0)} }}"
+)
+SKIPPED = {"skipped": True, "changed": False, "false_condition": "rdma_stack_gdr != 'none'"}
+
+
+def test_gdr_plan_is_the_old_gdr_plan_call():
+    packages = [UNSET, {}, {"rdma-core": [{"version": "44.0-2", "name": "rdma-core"}]}]
+    packages.append({"rdma-core": [{"version": "2501mlnx56-1.2501060"}], "perftest": [{"version": "4.5"}]})
+    procs = [SKIPPED, {"failed": True, "msg": "file not found: /proc/driver/nvidia/version"}]
+    procs += [_slurp("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15\n")]
+    procs += [_slurp("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01\n")]
+    licenses = [SKIPPED, {"rc": 0, "stdout": "Dual MIT/GPL"}, {"rc": 0, "stdout": "NVIDIA"}]
+    licenses.append({"rc": 1, "stdout": "", "stderr": "modinfo: ERROR: Module nvidia not found."})
+    peermems = [SKIPPED, {"rc": 0, "stdout": "/lib/modules/x/nvidia-peermem.ko"}, {"rc": 1, "stdout": ""}]
+    requests = itertools.cycle(itertools.product(("auto", "dmabuf", "peermem", "none"), ("inbox", "doca")))
+    kernels = itertools.cycle(("6.1.0-28-amd64", "5.4.0-200-generic"))
+    gdr_plan = GDR_FILTERS["gdr_plan"]
+    for pkgs, proc, lic, peermem in itertools.product(packages, procs, licenses, peermems):
+        (requested, source), kernel = next(requests), next(kernels)
+        facts = _defined(kernel=kernel, packages=pkgs)
+        variables = dict(
+            ansible_facts=facts,
+            rdma_stack_gdr=requested,
+            rdma_stack_source=source,
+            __rdma_stack_nvidia_proc=proc,
+            __rdma_stack_nvidia_license=lic,
+            __rdma_stack_peermem_modinfo=peermem,
+        )
+        old = gdr_plan(requested, source, **render(GDR_OLD_ARGS, **variables))
+        wired = task_vars("rdma_stack", "gdr.yml", "Choose the GPUDirect RDMA method", **variables)
+        assert FILTERS["rdma_stack_gdr_plan"](wired["__rdma_stack_gdr_inputs"]) == old, variables
+
+
+def test_peermem_up_is_the_old_expression():
+    old = (
+        "{{ __rdma_stack_peermem_loaded.stat.exists or (__rdma_stack_peermem_load is not skipped"
+        " and (__rdma_stack_peermem_load.rc | default(0)) == 0) }}"
+    )
+    loads = [SKIPPED, {"changed": True, "name": "nvidia_peermem"}, {"changed": False, "name": "nvidia_peermem"}]
+    loads += [{"failed": True, "rc": 1, "msg": "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument"}]
+    for exists, load in itertools.product((False, True), loads):
+        stat = {"changed": False, "stat": {"exists": exists}}
+        variables = dict(__rdma_stack_peermem_loaded=stat, __rdma_stack_peermem_load=load)
+        assert FILTERS["rdma_stack_peermem_up"](stat, load) is render(old, **variables), variables

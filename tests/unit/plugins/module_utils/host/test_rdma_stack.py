@@ -97,3 +97,11 @@ def test_stack_changed_by_a_result_a_pending_step_or_a_predicted_change_in_check
     # A predicted change counts only in check mode (a real run reports it in its results).
     assert rdma_stack.stack_changed([], check_mode=False, predicted=True) is False
     assert rdma_stack.stack_changed(None, check_mode=True, predicted=False) is False
+
+
+def test_package_version_is_the_first_entry_or_empty():
+    packages = {"rdma-core": [{"version": "44.0-2"}, {"version": "43.0-1"}]}
+    assert rdma_stack.package_version(packages, "rdma-core") == "44.0-2"
+    assert rdma_stack.package_version(packages, "perftest") == ""
+    assert rdma_stack.package_version({"rdma-core": []}, "rdma-core") == ""
+    assert rdma_stack.package_version(None, "rdma-core") == ""
