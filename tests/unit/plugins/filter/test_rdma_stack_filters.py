@@ -195,3 +195,39 @@ def test_peermem_up_is_the_old_expression():
         stat = {"changed": False, "stat": {"exists": exists}}
         variables = dict(__rdma_stack_peermem_loaded=stat, __rdma_stack_peermem_load=load)
         assert FILTERS["rdma_stack_peermem_up"](stat, load) is render(old, **variables), variables
+
+
+def test_reboot_inputs_are_the_old_dict_literal():
+    old = (
+        "{{ {'pending': __rdma_stack_reboot_pending, 'changed': __rdma_stack_changed | default(false) | bool,"
+        " 'vendor': __rdma_stack_vendor | bool, 'restart_services': rdma_stack_restart_services,"
+        " 'openibd_active': __rdma_stack_openibd_active | default({}),"
+        " 'openibd_restart': __rdma_stack_openibd_restart | default({}),"
+        " 'mlx5_loaded': __rdma_stack_mlx5_loaded | default({}),"
+        " 'mlx5_installed': __rdma_stack_mlx5_installed | default({}),"
+        " 'reboot_flag': __rdma_stack_reboot_flag} }}"
+    )
+    inbox = dict(
+        __rdma_stack_reboot_pending={"failed": True, "msg": "file not found"},
+        __rdma_stack_vendor=False,
+        rdma_stack_restart_services=True,
+        __rdma_stack_mlx5_loaded=SKIPPED,
+        __rdma_stack_mlx5_installed=SKIPPED,
+        __rdma_stack_openibd_active=SKIPPED,
+        __rdma_stack_reboot_flag={"changed": False, "stat": {"exists": False}},
+    )
+    vendor = dict(
+        __rdma_stack_reboot_pending=_slurp("earlier reason\n"),
+        __rdma_stack_changed=True,
+        __rdma_stack_vendor="True",
+        rdma_stack_restart_services=False,
+        __rdma_stack_openibd_active={"rc": 3, "stdout": "failed"},
+        __rdma_stack_openibd_restart={"changed": True, "msg": "Unable to start service openibd"},
+        __rdma_stack_mlx5_loaded=_slurp("5.8-1.0.1\n"),
+        __rdma_stack_mlx5_installed={"rc": 0, "stdout": "24.10-1.1.4"},
+        __rdma_stack_reboot_flag={"changed": False, "stat": {"exists": True}},
+    )
+    for variables in (inbox, vendor, dict(vendor, __rdma_stack_changed="false")):
+        wired = task_vars("rdma_stack", "services.yml", "Decide whether the new stack needs a reboot", **variables)
+        assert wired["__rdma_stack_reboot_inputs"] == render(old, **variables), variables
+    assert len(FILTERS["rdma_stack_reboot_reasons"](wired["__rdma_stack_reboot_inputs"])) == 3
