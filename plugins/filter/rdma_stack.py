@@ -61,6 +61,10 @@ def rdma_stack_changed(results, pending=False, check_mode=False, predicted=False
     return rdma_stack.stack_changed(results, pending=pending, check_mode=check_mode, predicted=predicted)
 
 
+def rdma_stack_perftest_configure(prefix, cuda=False, cuda_home=""):
+    return rdma_stack.perftest_configure_argv(prefix, cuda, cuda_home)
+
+
 def _stdout_if_ok(result):
     """A registered command's stdout when it exited 0, else ''."""
     result = result or {}
@@ -98,4 +102,5 @@ class FilterModule(object):
             "rdma_stack_changed": rdma_stack_changed,
             "rdma_stack_gdr_plan": rdma_stack_gdr_plan,
             "rdma_stack_peermem_up": rdma_stack_peermem_up,
+            "rdma_stack_perftest_configure": rdma_stack_perftest_configure,
         }

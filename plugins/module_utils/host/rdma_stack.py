@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The rdma_stack role's decisions from what a host reports (pure): which OFED stack ofed_info names, which
 RDMA devices ibv_devinfo lists, which installed kernels are newer than the running one, how a vendor package is
-installed, whether a step changed the stack, and whether the new stack needs a reboot (and why, in words the reboot
-message and the failure use).
+installed, how perftest is configured, whether a step changed the stack, and whether the new stack needs a reboot
+(and why, in words the reboot message and the failure use).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -65,6 +65,15 @@ def package_state(pinned_version, wanted_ofed, installed_ofed):
     if not pinned_version and wanted_ofed and installed_ofed != wanted_ofed:
         return "latest"
     return "present"
+
+
+def perftest_configure_argv(prefix, cuda=False, cuda_home=""):
+    """perftest's ./configure argv: installed under ``prefix``; with ``cuda`` (any true value) built against
+    ``cuda_home``'s cuda.h (CUDA_H_PATH), which gives ib_*_bw their --use_cuda."""
+    argv = ["./configure", "--prefix=%s" % (prefix,)]
+    if cuda:
+        argv.append("CUDA_H_PATH=%s/include/cuda.h" % (cuda_home,))
+    return argv
 
 
 def result_changed(result):

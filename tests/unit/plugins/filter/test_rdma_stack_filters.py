@@ -231,3 +231,15 @@ def test_reboot_inputs_are_the_old_dict_literal():
         wired = task_vars("rdma_stack", "services.yml", "Decide whether the new stack needs a reboot", **variables)
         assert wired["__rdma_stack_reboot_inputs"] == render(old, **variables), variables
     assert len(FILTERS["rdma_stack_reboot_reasons"](wired["__rdma_stack_reboot_inputs"])) == 3
+
+
+def test_perftest_configure_is_the_old_loop_item():
+    old = (
+        "{{ ['./configure', '--prefix=' ~ rdma_stack_perftest_prefix]"
+        " + (['CUDA_H_PATH=' ~ rdma_stack_cuda_home ~ '/include/cuda.h'] if rdma_stack_perftest_cuda else []) }}"
+    )
+    for prefix, cuda, home in itertools.product(
+        ("/usr/local", "/opt/perftest", ""), (False, True, "", "yes"), ("/usr/local/cuda", "")
+    ):
+        variables = dict(rdma_stack_perftest_prefix=prefix, rdma_stack_perftest_cuda=cuda, rdma_stack_cuda_home=home)
+        assert FILTERS["rdma_stack_perftest_configure"](prefix, cuda, home) == render(old, **variables), variables

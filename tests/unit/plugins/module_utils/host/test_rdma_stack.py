@@ -105,3 +105,12 @@ def test_package_version_is_the_first_entry_or_empty():
     assert rdma_stack.package_version(packages, "perftest") == ""
     assert rdma_stack.package_version({"rdma-core": []}, "rdma-core") == ""
     assert rdma_stack.package_version(None, "rdma-core") == ""
+
+
+def test_perftest_configure_argv_adds_cuda_h_only_with_cuda():
+    assert rdma_stack.perftest_configure_argv("/usr/local") == ["./configure", "--prefix=/usr/local"]
+    assert rdma_stack.perftest_configure_argv("/usr/local", True, "/usr/local/cuda") == [
+        "./configure",
+        "--prefix=/usr/local",
+        "CUDA_H_PATH=/usr/local/cuda/include/cuda.h",
+    ]
