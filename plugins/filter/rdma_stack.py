@@ -52,6 +52,15 @@ def rdma_stack_newer_kernels(find_result, running):
     return rdma_stack.newer_kernels([f.get("path", "") for f in files], running)
 
 
+def rdma_stack_kernel_sentence(find_result, running):
+    """The kernel check's success message from a registered find of /boot/vmlinuz-*."""
+    return rdma_stack.newest_kernel_sentence(len((find_result or {}).get("files") or []), running)
+
+
+def rdma_stack_ofed_sentence(installed, wanted):
+    return rdma_stack.ofed_sentence(installed, wanted)
+
+
 def rdma_stack_package_state(pinned_version, wanted_ofed, installed_ofed):
     return rdma_stack.package_state(pinned_version, wanted_ofed, installed_ofed)
 
@@ -103,4 +112,6 @@ class FilterModule(object):
             "rdma_stack_gdr_plan": rdma_stack_gdr_plan,
             "rdma_stack_peermem_up": rdma_stack_peermem_up,
             "rdma_stack_perftest_configure": rdma_stack_perftest_configure,
+            "rdma_stack_kernel_sentence": rdma_stack_kernel_sentence,
+            "rdma_stack_ofed_sentence": rdma_stack_ofed_sentence,
         }

@@ -53,6 +53,24 @@ def newer_kernels(vmlinuz_paths, running):
     return sorted(out, key=_release_key)
 
 
+def newest_kernel_sentence(kernel_images, running):
+    """What the kernel check says when no installed kernel is newer than ``running``, given how many
+    /boot/vmlinuz-* images it found (none in a container)."""
+    if not kernel_images:
+        return "no kernel image in /boot (container?): nothing to compare"
+    return "running kernel %s is the newest installed" % (running,)
+
+
+def ofed_sentence(installed, wanted):
+    """What the MLNX_OFED install says before it runs: what ``ofed_info -s`` reports (``installed``, '' for
+    nothing), what is ``wanted``, and whether it is left alone (the same) or installed."""
+    return "ofed_info -s reports '%s', wanted '%s': %s." % (
+        installed or "nothing",
+        wanted,
+        "installed, left alone" if installed == wanted else "installing",
+    )
+
+
 def package_version(packages, name):
     """The version package_facts' ``packages`` gives for ``name`` (its first entry), '' when it is not there."""
     entries = (packages or {}).get(name) or [{}]

@@ -243,3 +243,26 @@ def test_perftest_configure_is_the_old_loop_item():
     ):
         variables = dict(rdma_stack_perftest_prefix=prefix, rdma_stack_perftest_cuda=cuda, rdma_stack_cuda_home=home)
         assert FILTERS["rdma_stack_perftest_configure"](prefix, cuda, home) == render(old, **variables), variables
+
+
+def test_ofed_sentence_is_the_old_message():
+    old = (
+        "ofed_info -s reports '{{ __rdma_stack_ofed_before.raw | default('nothing', true) }}', wanted"
+        " '{{ __rdma_stack_wanted_ofed }}': {{ 'installed, left alone' if __rdma_stack_ofed_before.raw =="
+        " __rdma_stack_wanted_ofed else 'installing' }}."
+    )
+    versions = ("", "MLNX_OFED_LINUX-24.10-1.1.4.0", "MLNX_OFED_LINUX-5.8-1.0.1.1")
+    for installed, wanted in itertools.product(versions, versions):
+        variables = dict(__rdma_stack_ofed_before={"raw": installed, "flavor": "x"}, __rdma_stack_wanted_ofed=wanted)
+        assert FILTERS["rdma_stack_ofed_sentence"](installed, wanted) == render(old, **variables), variables
+
+
+def test_kernel_sentence_is_the_old_success_message():
+    old = (
+        "{{ 'no kernel image in /boot (container?): nothing to compare' if __rdma_stack_kernels.files | length == 0"
+        " else 'running kernel ' ~ ansible_facts['kernel'] ~ ' is the newest installed' }}"
+    )
+    for files in ([], [{"path": "/boot/vmlinuz-6.1.0-28-amd64"}], [{"path": "/boot/vmlinuz-a"}, {"path": "/boot/b"}]):
+        found = {"changed": False, "files": files, "matched": len(files)}
+        variables = dict(__rdma_stack_kernels=found, ansible_facts={"kernel": "6.1.0-28-amd64"})
+        assert FILTERS["rdma_stack_kernel_sentence"](found, "6.1.0-28-amd64") == render(old, **variables)

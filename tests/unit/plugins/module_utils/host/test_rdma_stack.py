@@ -114,3 +114,15 @@ def test_perftest_configure_argv_adds_cuda_h_only_with_cuda():
         "--prefix=/usr/local",
         "CUDA_H_PATH=/usr/local/cuda/include/cuda.h",
     ]
+
+
+def test_sentences_of_the_kernel_check_and_the_mlnx_ofed_install():
+    assert rdma_stack.newest_kernel_sentence(0, "6.1.0-28-amd64").startswith("no kernel image in /boot")
+    assert (
+        rdma_stack.newest_kernel_sentence(2, "6.1.0-28-amd64")
+        == "running kernel 6.1.0-28-amd64 is the newest installed"
+    )
+    assert rdma_stack.ofed_sentence("", "MLNX_OFED_LINUX-24.10-1.1.4.0") == (
+        "ofed_info -s reports 'nothing', wanted 'MLNX_OFED_LINUX-24.10-1.1.4.0': installing."
+    )
+    assert rdma_stack.ofed_sentence("X", "X") == "ofed_info -s reports 'X', wanted 'X': installed, left alone."
