@@ -47,7 +47,8 @@ def task(role, tasks_file, name):
     raise AssertionError("no task %r in %s" % (name, path))
 
 
-def task_vars(role, tasks_file, name, **variables):
-    """The task's ``vars``, rendered with ``variables``."""
+def task_vars(role, tasks_file, name, only=None, **variables):
+    """The task's ``vars`` (those named in ``only``, else all), rendered with ``variables``."""
     templar = Templar(loader=DataLoader(), variables=variables)
-    return {key: templar.template(_trusted(value)) for key, value in task(role, tasks_file, name)["vars"].items()}
+    wanted = task(role, tasks_file, name)["vars"].items()
+    return {key: templar.template(_trusted(value)) for key, value in wanted if only is None or key in only}
