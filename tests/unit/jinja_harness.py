@@ -14,6 +14,12 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 ROOT = Path(__file__).resolve().parents[2]
+# A variable left undefined in a case (``defined`` drops it), as a register of a task that never ran.
+UNSET = object()
+
+
+def defined(**variables):
+    return {key: value for key, value in variables.items() if value is not UNSET}
 
 
 def render(expression, **variables):

@@ -5,7 +5,7 @@ import itertools
 
 from ansible_collections.ibtune.fabric.plugins.filter.gdr import FilterModule as GdrFilterModule
 from ansible_collections.ibtune.fabric.plugins.filter.rdma_stack import FilterModule
-from tests.unit.jinja_harness import render, task_vars
+from tests.unit.jinja_harness import UNSET, defined, render, task_vars
 
 FILTERS = FilterModule().filters()
 GDR_FILTERS = GdrFilterModule().filters()
@@ -49,7 +49,6 @@ def test_ofed_info_devices_and_kernels_from_registered_results():
 # Issue 26 part 5: the expressions the role's tasks held before a filter took their decision, each rendered by
 # ansible-core over the same inputs as the filter with the task's own vars (tests/unit/jinja_harness.py).
 
-UNSET = object()
 REGISTERED = [
     UNSET,
     {},
@@ -62,17 +61,13 @@ REGISTERED = [
 ]
 
 
-def _defined(**variables):
-    return {k: v for k, v in variables.items() if v is not UNSET}
-
-
 def test_doca_stack_changed_is_the_old_expression():
     old = (
         "{{ (__rdma_stack_stack_install | default({}) is changed) or (__rdma_stack_stack_install_dnf | default({}) "
         "is changed) or (ansible_check_mode and __rdma_stack_repo_changed) }}"
     )
     for apt, dnf, check_mode, repo in itertools.product(REGISTERED, REGISTERED, (False, True), (False, True)):
-        variables = _defined(
+        variables = defined(
             __rdma_stack_stack_install=apt,
             __rdma_stack_stack_install_dnf=dnf,
             ansible_check_mode=check_mode,
@@ -94,7 +89,7 @@ def test_mlnx_ofed_stack_changed_is_the_old_expression():
     installs += [(UNSET, UNSET, r) for r in REGISTERED] + [({"changed": False},) * 3]
     cases = itertools.product(installs, (UNSET, False, True), (False, True), (UNSET, False, True))
     for (apt, dnf, archive), pending, check_mode, repo in cases:
-        variables = _defined(
+        variables = defined(
             __rdma_stack_stack_install=apt,
             __rdma_stack_stack_install_dnf=dnf,
             __rdma_stack_stack_install_archive=archive,
@@ -128,7 +123,7 @@ def test_vendor_repo_changed_is_the_old_expression():
         for changed_at in [None] + names:
             for register in steps:
                 variables = {name: ({"changed": False} if name != changed_at else register) for name in names}
-                variables = _defined(
+                variables = defined(
                     __rdma_stack_key_pending=key_pending,
                     ansible_check_mode=check_mode,
                     __rdma_stack_python_debian_state=python_debian,
@@ -170,7 +165,7 @@ def test_gdr_plan_is_the_old_gdr_plan_call():
     gdr_plan = GDR_FILTERS["gdr_plan"]
     for pkgs, proc, lic, peermem in itertools.product(packages, procs, licenses, peermems):
         (requested, source), kernel = next(requests), next(kernels)
-        facts = _defined(kernel=kernel, packages=pkgs)
+        facts = defined(kernel=kernel, packages=pkgs)
         variables = dict(
             ansible_facts=facts,
             rdma_stack_gdr=requested,
