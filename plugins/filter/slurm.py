@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}) and slurm_verdict (what
-slurm_remediate would drain and resume from a report), docs in slurm_topology_conf.yml, slurm_verdict.yml."""
+"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}), slurm_topology_leaves (that map
+from the role's variables) and slurm_verdict (what slurm_remediate would drain and resume from a report), docs in
+the matching .yml files."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -19,6 +20,13 @@ def slurm_topology_conf(leaves, spine="spine", header=None):
         raise AnsibleFilterError("slurm_topology_conf: %s" % exc)
 
 
+def slurm_topology_leaves(explicit, leaf_groups=None, groups=None):
+    try:
+        return _slurm.topology_leaves(explicit, leaf_groups, groups or {})
+    except ValueError as exc:
+        raise AnsibleFilterError("slurm_topology_leaves: %s" % exc)
+
+
 def slurm_verdict(report):
     if not isinstance(report, dict):
         raise AnsibleFilterError(
@@ -29,4 +37,8 @@ def slurm_verdict(report):
 
 class FilterModule(object):
     def filters(self):
-        return {"slurm_topology_conf": slurm_topology_conf, "slurm_verdict": slurm_verdict}
+        return {
+            "slurm_topology_conf": slurm_topology_conf,
+            "slurm_topology_leaves": slurm_topology_leaves,
+            "slurm_verdict": slurm_verdict,
+        }
