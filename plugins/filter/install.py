@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter module_utils_closure: the collection's module_utils a program needs (docs in module_utils_closure.yml)."""
+"""Filters module_utils_closure and module_utils_dirs: the collection's module_utils a program needs and the
+directories their copy needs (docs in the .yml files)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -24,6 +25,10 @@ def module_utils_closure(starts):
         raise AnsibleFilterError("module_utils_closure: %s" % exc)
 
 
+def module_utils_dirs(modules, namespace):
+    return _imports.package_dirs(modules, namespace)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"module_utils_closure": module_utils_closure}
+        return {"module_utils_closure": module_utils_closure, "module_utils_dirs": module_utils_dirs}

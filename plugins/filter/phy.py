@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters phy_ports, phy_verdict, phy_switch_ports, phy_history: the PHY stage's wiring (docs in the .yml files;
-the logic is plugins/module_utils/phy/ and plugins/module_utils/validate/phy.py)."""
+"""Filters phy_ports, phy_verdict, phy_switch_ports, phy_history, phy_reading, phy_switch_host: the PHY stage's
+wiring (docs in the .yml files; the logic is plugins/module_utils/phy/ and plugins/module_utils/validate/phy.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -33,6 +33,14 @@ def phy_switch_ports(topology, hosts=None):
     return _guard("phy_switch_ports", _vphy.switch_ports, topology, hosts)
 
 
+def phy_reading(result):
+    return _vphy.reading(result)
+
+
+def phy_switch_host(explicit, candidates):
+    return _guard("phy_switch_host", _vphy.switch_host, explicit, candidates)
+
+
 def phy_history(history, verdict, now):
     return _guard("phy_history", _history.update, history or None, verdict, float(now))
 
@@ -44,4 +52,6 @@ class FilterModule(object):
             "phy_verdict": phy_verdict,
             "phy_switch_ports": phy_switch_ports,
             "phy_history": phy_history,
+            "phy_reading": phy_reading,
+            "phy_switch_host": phy_switch_host,
         }

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import base64
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.host import rdma_stack
+from ansible_collections.ibtune.fabric.plugins.module_utils.host import gdr, rdma_stack
 
 
 def _slurped(result):
@@ -52,8 +52,52 @@ def rdma_stack_newer_kernels(find_result, running):
     return rdma_stack.newer_kernels([f.get("path", "") for f in files], running)
 
 
+def rdma_stack_kernel_sentence(find_result, running):
+    """The kernel check's success message from a registered find of /boot/vmlinuz-*."""
+    return rdma_stack.newest_kernel_sentence(len((find_result or {}).get("files") or []), running)
+
+
+def rdma_stack_ofed_sentence(installed, wanted):
+    return rdma_stack.ofed_sentence(installed, wanted)
+
+
 def rdma_stack_package_state(pinned_version, wanted_ofed, installed_ofed):
     return rdma_stack.package_state(pinned_version, wanted_ofed, installed_ofed)
+
+
+def rdma_stack_changed(results, pending=False, check_mode=False, predicted=False):
+    """Whether the registered ``results`` (or a pending or, in check mode, predicted change) changed the stack."""
+    return rdma_stack.stack_changed(results, pending=pending, check_mode=check_mode, predicted=predicted)
+
+
+def rdma_stack_perftest_configure(prefix, cuda=False, cuda_home=""):
+    return rdma_stack.perftest_configure_argv(prefix, cuda, cuda_home)
+
+
+def _stdout_if_ok(result):
+    """A registered command's stdout when it exited 0, else ''."""
+    result = result or {}
+    return result.get("stdout", "") if result.get("rc", 1) == 0 else ""
+
+
+def rdma_stack_gdr_plan(spec):
+    """The GPUDirect RDMA plan (module_utils/host/gdr.py plan) from what gdr.yml gathers (keys as in its task)."""
+    return gdr.plan(
+        spec.get("requested"),
+        spec.get("source"),
+        kernel=spec.get("kernel"),
+        rdma_core=rdma_stack.package_version(spec.get("packages"), "rdma-core"),
+        flavor=gdr.nvidia_flavor(_slurped(spec.get("nvidia_proc")), _stdout_if_ok(spec.get("nvidia_license"))),
+        peermem_found=(spec.get("peermem_modinfo") or {}).get("rc", 1) == 0,
+    )
+
+
+def rdma_stack_peermem_up(loaded_stat, load):
+    """Whether nvidia_peermem is loaded now, from the registered stat of /sys/module/nvidia_peermem and modprobe."""
+    load = load or {}
+    return gdr.peermem_up(
+        (loaded_stat or {}).get("stat", {}).get("exists"), not load.get("skipped", False), load.get("rc", 0)
+    )
 
 
 class FilterModule(object):
@@ -64,4 +108,10 @@ class FilterModule(object):
             "rdma_stack_devices": rdma_stack_devices,
             "rdma_stack_newer_kernels": rdma_stack_newer_kernels,
             "rdma_stack_package_state": rdma_stack_package_state,
+            "rdma_stack_changed": rdma_stack_changed,
+            "rdma_stack_gdr_plan": rdma_stack_gdr_plan,
+            "rdma_stack_peermem_up": rdma_stack_peermem_up,
+            "rdma_stack_perftest_configure": rdma_stack_perftest_configure,
+            "rdma_stack_kernel_sentence": rdma_stack_kernel_sentence,
+            "rdma_stack_ofed_sentence": rdma_stack_ofed_sentence,
         }

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: ibtune.fabric contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}), slurm_verdict (what
-slurm_remediate would drain and resume from a report) and slurm_name_problems (role variables that are no Slurm
-name), docs in slurm_topology_conf.yml, slurm_verdict.yml, slurm_name_problems.yml."""
+"""Filters slurm_topology_conf (Slurm's tree topology.conf from {leaf: [hosts]}), slurm_topology_leaves (that map
+from the role's variables), slurm_verdict (what slurm_remediate would drain and resume from a report) and
+slurm_name_problems (role variables that are no Slurm name), docs in the matching .yml files."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -19,6 +19,13 @@ def slurm_topology_conf(leaves, spine="spine", header=None):
         return _slurm.render_topology(leaves, spine=spine, header=header)
     except ValueError as exc:
         raise AnsibleFilterError("slurm_topology_conf: %s" % exc)
+
+
+def slurm_topology_leaves(explicit, leaf_groups=None, groups=None):
+    try:
+        return _slurm.topology_leaves(explicit, leaf_groups, groups or {})
+    except ValueError as exc:
+        raise AnsibleFilterError("slurm_topology_leaves: %s" % exc)
 
 
 def slurm_verdict(report):
@@ -47,6 +54,7 @@ class FilterModule(object):
     def filters(self):
         return {
             "slurm_topology_conf": slurm_topology_conf,
+            "slurm_topology_leaves": slurm_topology_leaves,
             "slurm_verdict": slurm_verdict,
             "slurm_name_problems": slurm_name_problems,
         }

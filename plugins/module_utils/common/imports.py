@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import ast
 import os
+import posixpath
 
 PREFIX = "ansible_collections.ibtune.fabric.plugins.module_utils"
 
@@ -48,3 +49,16 @@ def closure(root, starts):
         with open(path) as handle:
             todo.extend(module_imports(handle.read()))
     return sorted(seen)
+
+
+def package_dirs(modules, namespace):
+    """The directories a copy of ``modules`` ('<package>/<module>') needs: the ``namespace`` packages
+    (ansible_collections/..., the module_utils directory last), then each module's package directory under the
+    last one, once, in the order first named (compared ignoring case, as Jinja's unique compared them)."""
+    out, seen = list(namespace), set()
+    for name in modules or []:
+        package = posixpath.dirname(name)
+        if package.lower() not in seen:
+            seen.add(package.lower())
+            out.append("%s/%s" % (namespace[-1], package))
+    return out

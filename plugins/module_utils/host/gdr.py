@@ -130,6 +130,12 @@ def plan(requested, source, kernel=None, rdma_core=None, flavor=None, peermem_fo
     return _plan("none", False, "auto: no GPUDirect RDMA method works here (%s): %s" % (why, hint))
 
 
+def peermem_up(loaded, load_ran, load_rc):
+    """Whether nvidia_peermem is loaded now: it was already (``loaded``: /sys/module/nvidia_peermem exists), or the
+    load ran (``load_ran``) and modprobe's ``load_rc`` is 0 (modprobe reports rc only when it failed)."""
+    return bool(loaded) or (bool(load_ran) and load_rc == 0)
+
+
 def _dmabuf_reason(kernel, rdma_core):
     return (
         "dma-buf, no module to load (kernel %s, rdma-core %s; it needs the NVIDIA open GPU kernel modules; NCCL 2.13+"

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The rdma_stack role's decisions from what a host reports (pure): which OFED stack ofed_info names, which
 RDMA devices ibv_devinfo lists, which installed kernels are newer than the running one, how a vendor package is
-installed, and whether the new stack needs a reboot (and why, in words the reboot message and the failure use).
+installed, how perftest is configured, whether a step changed the stack, and whether the new stack needs a reboot
+(and why, in words the reboot message and the failure use).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -52,12 +53,61 @@ def newer_kernels(vmlinuz_paths, running):
     return sorted(out, key=_release_key)
 
 
+def newest_kernel_sentence(kernel_images, running):
+    """What the kernel check says when no installed kernel is newer than ``running``, given how many
+    /boot/vmlinuz-* images it found (none in a container)."""
+    if not kernel_images:
+        return "no kernel image in /boot (container?): nothing to compare"
+    return "running kernel %s is the newest installed" % (running,)
+
+
+def ofed_sentence(installed, wanted):
+    """What the MLNX_OFED install says before it runs: what ``ofed_info -s`` reports (``installed``, '' for
+    nothing), what is ``wanted``, and whether it is left alone (the same) or installed."""
+    return "ofed_info -s reports '%s', wanted '%s': %s." % (
+        installed or "nothing",
+        wanted,
+        "installed, left alone" if installed == wanted else "installing",
+    )
+
+
+def package_version(packages, name):
+    """The version package_facts' ``packages`` gives for ``name`` (its first entry), '' when it is not there."""
+    entries = (packages or {}).get(name) or [{}]
+    return entries[0].get("version", "")
+
+
 def package_state(pinned_version, wanted_ofed, installed_ofed):
     """'latest' when no exact package version is pinned and the installed stack is not the wanted one (the
     version-pinned repository then upgrades it), else 'present'."""
     if not pinned_version and wanted_ofed and installed_ofed != wanted_ofed:
         return "latest"
     return "present"
+
+
+def perftest_configure_argv(prefix, cuda=False, cuda_home=""):
+    """perftest's ./configure argv: installed under ``prefix``; with ``cuda`` (any true value) built against
+    ``cuda_home``'s cuda.h (CUDA_H_PATH), which gives ib_*_bw their --use_cuda."""
+    argv = ["./configure", "--prefix=%s" % (prefix,)]
+    if cuda:
+        argv.append("CUDA_H_PATH=%s/include/cuda.h" % (cuda_home,))
+    return argv
+
+
+def result_changed(result):
+    """Ansible's ``changed`` test on a registered result (None and {} for a task that never registered): its
+    'changed' key, or for a loop whether any item changed."""
+    result = result or {}
+    if "changed" in result:
+        return bool(result["changed"])
+    return any((item or {}).get("changed") for item in result.get("results") or [])
+
+
+def stack_changed(results, pending=False, check_mode=False, predicted=False):
+    """Whether the stack (or its repository) changed in this run: any of the registered ``results`` changed, a
+    step could only be predicted (``pending``: check mode on a fresh host), or, in check mode, a change a real run
+    would make is ``predicted`` (a repository not configured yet)."""
+    return any(result_changed(result) for result in results or []) or bool(pending) or bool(check_mode and predicted)
 
 
 def reboot_reasons(

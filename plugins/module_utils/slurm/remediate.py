@@ -456,6 +456,17 @@ def diff_text(result, nodes):
 _SWITCH_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+def topology_leaves(explicit, leaf_groups, groups):
+    """{leaf: [hosts]} for topology.conf: ``explicit`` (slurm_remediate_topology_leaves) when not empty, else one
+    leaf per inventory group named in ``leaf_groups``, with that group's hosts (``groups``: Ansible's groups)."""
+    if explicit:
+        return explicit
+    missing = [name for name in leaf_groups or [] if name not in groups]
+    if missing:
+        raise ValueError("leaf groups %s are not in the inventory" % ", ".join(missing))
+    return dict((name, groups[name]) for name in leaf_groups or [])
+
+
 def render_topology(leaves, spine="spine", header=None):
     """topology.conf (tree plugin) from {leaf switch: [hosts]}: one line per leaf, one spine over all leaves.
 

@@ -70,6 +70,26 @@ def ends(topology):
     return out
 
 
+def reading(result):
+    """An ib_phy result when its task ran, else None (a skipped or never registered read reads no port)."""
+    if result is None or result.get("skipped"):
+        return None
+    return result
+
+
+def switch_host(explicit, candidates):
+    """The host that reads the switch ends: ``explicit`` (fabric_validate_phy_switch_host) when set, else the first
+    of ``candidates`` (the subnet_managers group, or this host when there is none)."""
+    if explicit:
+        return explicit
+    if not candidates:
+        raise ValueError(
+            "the subnet_managers group has no host to read the switch ends from: add one, or set"
+            " fabric_validate_phy_switch_host"
+        )
+    return candidates[0]
+
+
 def switch_ports(topology, hosts=None):
     """[{lid, port, switch, guid}]: the switch end of every host cable (of ``hosts`` only, when given)."""
     if not topology:

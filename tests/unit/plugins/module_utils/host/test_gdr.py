@@ -6,6 +6,7 @@ from ansible_collections.ibtune.fabric.plugins.filter.gdr import gdr_plan
 from ansible_collections.ibtune.fabric.plugins.module_utils.host.gdr import (
     kernel_version,
     nvidia_flavor,
+    peermem_up,
     plan,
     rdma_core_major,
 )
@@ -119,3 +120,11 @@ def test_auto_inbox_without_driver_says_what_to_install():
     p = plan("auto", "inbox", flavor=None, **DEBIAN12)
     assert p["mode"] == "none"
     assert p["reason"].endswith("install the NVIDIA open GPU kernel modules and run the role again")
+
+
+def test_peermem_up_when_loaded_before_or_the_load_ran_without_an_error():
+    assert peermem_up(True, False, 0) is True
+    assert peermem_up(False, True, 0) is True
+    # modprobe reports rc only when it failed; a skipped load loads nothing.
+    assert peermem_up(False, True, 1) is False
+    assert peermem_up(False, False, 0) is False

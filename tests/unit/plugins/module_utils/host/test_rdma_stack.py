@@ -75,3 +75,54 @@ def test_reasons_recorded_before_the_last_boot_come_back_once():
     pending = "loaded mlx5_core 5.8-1.0.1 differs from the installed 24.10-1.1.4\n\n"
     reasons = rdma_stack.reboot_reasons(pending=pending, loaded_mlx5="5.8-1.0.1", installed_mlx5="24.10-1.1.4")
     assert reasons == ["loaded mlx5_core 5.8-1.0.1 differs from the installed 24.10-1.1.4"]
+
+
+def test_result_changed_reads_a_result_as_ansibles_changed_test():
+    assert rdma_stack.result_changed(None) is False
+    assert rdma_stack.result_changed({}) is False
+    assert rdma_stack.result_changed({"skipped": True, "changed": False}) is False
+    assert rdma_stack.result_changed({"changed": True}) is True
+    # A loop: any item; its own 'changed' key, when there, wins (as in Ansible's test).
+    assert rdma_stack.result_changed({"results": [{"changed": False}, {"changed": True}]}) is True
+    assert rdma_stack.result_changed({"results": [{"changed": False}]}) is False
+    assert rdma_stack.result_changed({"changed": False, "results": [{"changed": True}]}) is False
+
+
+def test_stack_changed_by_a_result_a_pending_step_or_a_predicted_change_in_check_mode():
+    assert rdma_stack.stack_changed([]) is False
+    assert rdma_stack.stack_changed([{}, {"changed": False}]) is False
+    assert rdma_stack.stack_changed([{}, {"changed": True}]) is True
+    assert rdma_stack.stack_changed([], pending=True) is True
+    assert rdma_stack.stack_changed([], check_mode=True, predicted=True) is True
+    # A predicted change counts only in check mode (a real run reports it in its results).
+    assert rdma_stack.stack_changed([], check_mode=False, predicted=True) is False
+    assert rdma_stack.stack_changed(None, check_mode=True, predicted=False) is False
+
+
+def test_package_version_is_the_first_entry_or_empty():
+    packages = {"rdma-core": [{"version": "44.0-2"}, {"version": "43.0-1"}]}
+    assert rdma_stack.package_version(packages, "rdma-core") == "44.0-2"
+    assert rdma_stack.package_version(packages, "perftest") == ""
+    assert rdma_stack.package_version({"rdma-core": []}, "rdma-core") == ""
+    assert rdma_stack.package_version(None, "rdma-core") == ""
+
+
+def test_perftest_configure_argv_adds_cuda_h_only_with_cuda():
+    assert rdma_stack.perftest_configure_argv("/usr/local") == ["./configure", "--prefix=/usr/local"]
+    assert rdma_stack.perftest_configure_argv("/usr/local", True, "/usr/local/cuda") == [
+        "./configure",
+        "--prefix=/usr/local",
+        "CUDA_H_PATH=/usr/local/cuda/include/cuda.h",
+    ]
+
+
+def test_sentences_of_the_kernel_check_and_the_mlnx_ofed_install():
+    assert rdma_stack.newest_kernel_sentence(0, "6.1.0-28-amd64").startswith("no kernel image in /boot")
+    assert (
+        rdma_stack.newest_kernel_sentence(2, "6.1.0-28-amd64")
+        == "running kernel 6.1.0-28-amd64 is the newest installed"
+    )
+    assert rdma_stack.ofed_sentence("", "MLNX_OFED_LINUX-24.10-1.1.4.0") == (
+        "ofed_info -s reports 'nothing', wanted 'MLNX_OFED_LINUX-24.10-1.1.4.0': installing."
+    )
+    assert rdma_stack.ofed_sentence("X", "X") == "ofed_info -s reports 'X', wanted 'X': installed, left alone."

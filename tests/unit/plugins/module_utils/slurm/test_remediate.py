@@ -334,3 +334,12 @@ def test_a_failed_host_the_verdict_does_not_blame_is_neither_drained_nor_resumed
     held = {"gpu002": "ibtune: bad node 2026-11-30"}
     result = slurm.plan(_fleet(10, held), verdict, TODAY, resume=True, max_drain_fraction=0.5)
     assert [(a["node"], a["action"]) for a in result["actions"]] == [("gpu001", "drain")]  # gpu002 stays drained
+
+
+def test_topology_leaves_explicit_or_from_the_inventory_groups():
+    groups = {"all": ["n1", "n2", "n3"], "leaf1": ["n1", "n2"], "leaf2": ["n3"]}
+    assert slurm.topology_leaves({"sw1": ["n1"]}, ["leaf1"], groups) == {"sw1": ["n1"]}
+    assert slurm.topology_leaves({}, ["leaf1", "leaf2"], groups) == {"leaf1": ["n1", "n2"], "leaf2": ["n3"]}
+    assert slurm.topology_leaves({}, [], groups) == {}
+    with pytest.raises(ValueError, match="leaf3 are not in the inventory"):
+        slurm.topology_leaves({}, ["leaf1", "leaf3"], groups)

@@ -3,6 +3,8 @@ as the topology names it, the switch end of every host cable, a pre-failure lane
 
 import copy
 
+import pytest
+
 from ansible_collections.ibtune.fabric.plugins.module_utils.phy import pairs
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import phy as VP
 from tests.unit.plugins.module_utils.validate.test_fabric_lab import lab
@@ -130,3 +132,18 @@ def test_the_topology_carries_the_serials_the_phy_read():
     assert link["serials"] == {"ibt-lab-node2 mlx5_1": "MT24N21", link["cable"].split(" <-> ")[1].split(" (")[0]: None}
     finding = verdict["findings"][0]
     assert link["cable"] == finding["cable"]  # one name for the cable, in the topology and in the findings
+
+
+def test_reading_is_the_result_of_a_read_that_ran():
+    read = {"changed": False, "ports": []}
+    assert VP.reading(read) is read
+    assert VP.reading({"skipped": True, "changed": False}) is None
+    assert VP.reading(None) is None
+
+
+def test_switch_host_is_the_explicit_one_else_the_first_subnet_manager():
+    assert VP.switch_host("sm9", ["sm1", "sm2"]) == "sm9"
+    assert VP.switch_host("", ["sm1", "sm2"]) == "sm1"
+    assert VP.switch_host("", ["node1"]) == "node1"
+    with pytest.raises(ValueError, match="fabric_validate_phy_switch_host"):
+        VP.switch_host("", [])
