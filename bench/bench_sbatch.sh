@@ -150,8 +150,10 @@ for layout in $layouts; do
   echo
   echo "=== $layout: $(get nodes) nodes, hostlist $(get hostlist_chars) chars, sbatch argv $(get argv_chars) chars," \
     "bundle $(get bundle_mib) MiB ($(get rounds) rounds)"
-  echo "the first job: allocated $(get allocated_s) s after its submission ($(get allocated | cut -c1-40)), listed by sacct" \
-    "after $(get sacct_lag_s) s ($(get sacct_row)); job $(get job) at the status reads"
+  allocated="allocated $(get allocated_s) s after its submission ($(get allocated | cut -c1-40))"
+  [ "$(get allocated_s)" = - ] && allocated="never allocated (its nodes are $node_state)"
+  echo "the first job: $allocated, listed by sacct after $(get sacct_lag_s) s ($(get sacct_row));" \
+    "job $(get job) at the status reads"
   echo "controller side, once: plan $(get plan_s) s, slices $(get slices_s) s, bundle $(get bundle_s) s (bench_scale.py times these)"
   printf '%-34s %8s %8s %8s   (%s runs)\n' "" min median max "$runs"
   row "argv build s (sbatch_argv+script)" argv_build_s

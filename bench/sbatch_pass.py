@@ -148,6 +148,17 @@ def argv_build(base, runs):
     say("argv_build_s", spread(build))
 
 
+def recording(calls):
+    """``run`` that appends each call's wall seconds to ``calls``."""
+
+    def timed_run(argv):
+        seconds, out = timed(lambda: run(argv))
+        calls.append(seconds)
+        return out
+
+    return timed_run
+
+
 def submissions(base, runs, bundle, jobs, limit_s):
     """The collection's path, as slurm_job op=submit: stage_and_submit, its sbatch call timed through ``run``.
     After the first, how long until its allocation and until sacct lists it. Returns the argv of the last."""
@@ -155,14 +166,10 @@ def submissions(base, runs, bundle, jobs, limit_s):
     for index in range(runs):
         spec = dict(base, pass_dir=base["pass_dir"] + str(index + 1))
         calls = []
-
-        def timed_run(argv, calls=calls):
-            seconds, out = timed(lambda: run(argv))
-            calls.append(seconds)
-            return out
-
         submitted_at, cpu_at = time.time(), time.process_time()
-        seconds, submitted = timed(lambda spec=spec: launcher.stage_and_submit(spec, timed_run, bundle=bundle))
+        seconds, submitted = timed(
+            lambda spec=spec, calls=calls: launcher.stage_and_submit(spec, recording(calls), bundle=bundle)
+        )
         cpu.append(time.process_time() - cpu_at)
         jobs.append(submitted["job_id"])
         total.append(seconds)
@@ -199,7 +206,7 @@ def status_reads(job_id, runs):
         "sacct_s": lambda: run(sacct_argv(job_id)),
     }
     for key, func in reads.items():
-        say(key, spread([timed(func)[0] for _ in range(runs)]))
+        say(key, spread([timed(func)[0] for _index in range(runs)]))
 
 
 def main():
