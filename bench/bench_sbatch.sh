@@ -131,7 +131,7 @@ known=$(docker exec "$name" sinfo --noheader --format=%D --partition=bench 2>&1)
 echo "slurmctld $(docker exec "$name" slurmctld -V | cut -d' ' -f2) in container $name (an --internal network of its own): $known nodes configured ($node_state, no slurmd), up in $up_s s"
 
 row() {  # $1 = label, $2 = key: "min median max" from the figures file
-  printf '%-34s %s\n' "$1" "$(awk -v k="$2" '$1 == k {printf "%8s %8s %8s", $2, $3, $4}' "$fig")"
+  printf '%-38s %s\n' "$1" "$(awk -v k="$2" '$1 == k {printf "%8s %8s %8s", $2, $3, $4}' "$fig")"
 }
 rc=0
 for layout in $layouts; do
@@ -155,7 +155,7 @@ for layout in $layouts; do
   echo "the first job: $allocated, listed by sacct after $(get sacct_lag_s) s ($(get sacct_row));" \
     "job $(get job) at the status reads"
   echo "controller side, once: plan $(get plan_s) s, slices $(get slices_s) s, bundle $(get bundle_s) s (bench_scale.py times these)"
-  printf '%-34s %8s %8s %8s   (%s runs)\n' "" min median max "$runs"
+  printf '%-38s %8s %8s %8s   (%s runs)\n' "" min median max "$runs"
   row "argv build s (sbatch_argv+script)" argv_build_s
   row "staging s (pass dir, unpack, job.sh)" staging_s
   row "  its CPU s (Python, sbatch excluded)" staging_cpu_s
