@@ -106,10 +106,13 @@ build: pyenv
 demo: bootstrap
 	@$(ROOT)/scripts/with-lock.sh molecule-lab $(ROOT)/scripts/demo.sh
 
+# bench_sbatch.sh: one 2048-node pass through a real slurmctld (builds local/ibtune-slurm the first time); not in
+# bench-smoke (make test's time budget)
 bench: bootstrap
 	@for b in bench/bench_*.py; do echo "=== $$b"; $(BIN)/python $$b; done
 	@bench/lab_bench.sh
 	@bench/tune_ib_bench.sh
+	@echo "=== bench/bench_sbatch.sh"; bench/bench_sbatch.sh
 
 # make bench on a small lab (2 nodes, 1 s tests): proves the benches run and print their figures (make test runs it)
 bench-smoke: bootstrap

@@ -2,6 +2,9 @@
 # Build the local Debian 12 images Molecule and the lab use. Nothing can be pulled
 # here, so images are bootstrapped with mmdebstrap and imported. Idempotent: an image
 # whose recipe hash matches is kept.
+# Usage: build-images.sh [debian12|lab|slurm ...]; no argument builds debian12 and lab (what bootstrap needs).
+# slurm (local/ibtune-slurm: munge, slurmctld, slurmdbd, MariaDB) is built only when asked for, by
+# bench/bench_sbatch.sh: `make test` never needs it.
 set -euo pipefail
 
 mirror="${IBTUNE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
@@ -11,6 +14,8 @@ base_pkgs="python3,python3-apt,systemd,systemd-sysv,dbus,iproute2,procps,ca-cert
 # them installed the way a provisioned node would (the roles still manage them); ibsim-utils
 # for the lab subnet on the SM host (tests/lab/subnet: ibsim + OpenSM under libumad2sim).
 lab_pkgs="${base_pkgs},rdma-core,ibverbs-utils,infiniband-diags,perftest,rdmacm-utils,opensm,prometheus-node-exporter,ibsim-utils"
+# The sbatch bench's controller: a Slurm 22.05 controller with accounting (slurmdbd on MariaDB, so sacct answers).
+slurm_pkgs="${base_pkgs},munge,slurm-client,slurmctld,slurmdbd,mariadb-server"
 
 build() {
   local name="$1" pkgs="$2"
@@ -34,5 +39,13 @@ build() {
         - "$tag"
 }
 
-build ibtune-debian12 "$base_pkgs"
-build ibtune-lab "$lab_pkgs"
+for image in "${@:-debian12 lab}"; do
+  for one in $image; do
+    case "$one" in
+      debian12) build ibtune-debian12 "$base_pkgs" ;;
+      lab) build ibtune-lab "$lab_pkgs" ;;
+      slurm) build ibtune-slurm "$slurm_pkgs" ;;
+      *) echo "build-images.sh: unknown image '$one' (debian12, lab or slurm)" >&2; exit 2 ;;
+    esac
+  done
+done
