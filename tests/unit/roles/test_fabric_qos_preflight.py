@@ -1,30 +1,12 @@
 """fabric_qos's preflight, run by a real ansible-playbook on localhost: a bad variable fails naming that one only."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.unit.role_tasks import run_role_tasks
 
 
 def _preflight(tmp_path, extra):
-    play = tmp_path / "pb.yml"
-    play.write_text(
-        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-        "    - ansible.builtin.include_role: {name: ibtune.fabric.fabric_qos, tasks_from: preflight}\n"
-    )
-    env = dict(
-        os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections")
-    )
-    argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local", str(play)]
-    argv += ["-e", "ansible_python_interpreter=%s" % sys.executable, "--check"]
-    for item in extra:
-        argv += ["-e", item]
-    proc = subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout + proc.stderr
+    return run_role_tasks(tmp_path, "fabric_qos", "preflight", extra)
 
 
 def test_defaults_pass(tmp_path):

@@ -2,30 +2,14 @@
 before any group runs (a failed run would be bisected and a node blamed for it)."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.unit.role_tasks import run_role_tasks
 
 
 def _preflight(tmp_path, extra):
-    play = tmp_path / "pb.yml"
-    play.write_text(
-        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-        "    - ansible.builtin.include_role: {name: ibtune.fabric.nccl_check, tasks_from: preflight}\n"
-    )
-    env = dict(
-        os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=str(ROOT / ".collections")
-    )
-    argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "localhost,", "-c", "local", str(play)]
-    argv += ["-e", "ansible_python_interpreter=%s" % sys.executable, "--check"]
     variables = {"nccl_check_plans": ["per_rail"], "nccl_check_launch": "srun"}
     variables.update(extra)
-    argv += ["-e", json.dumps(variables)]
-    proc = subprocess.run(argv, check=False, env=env, capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout + proc.stderr
+    return run_role_tasks(tmp_path, "nccl_check", "preflight", [json.dumps(variables)])
 
 
 def test_slurm_names_pass_and_a_bad_one_fails_naming_it(tmp_path):
