@@ -26,6 +26,7 @@ the lab fabric map (IBTUNE_LAB_FABRIC, default /etc/ibtune-lab/fabric.json), sec
       "slow_rails": {"node2/mlx5_1": 0.4},
       "socket_fallback": ["node4"],     # NET/IB : No device found there (driver not loaded)
       "no_gdr": ["node2"],              # its NET channels without GDRDMA
+      "connect_fail_after_s": 3.0,      # a group mixing IB and Socket ranks fails this long after it starts
       "gpu": "NVIDIA H100 80GB HBM3", "nccl_version": "2.28.9+cuda13.0"
     }
 
@@ -44,6 +45,7 @@ import os
 import re
 import socket
 import sys
+import time
 
 NCCL_VERSION = "2.28.9+cuda13.0"
 TESTS_VERSION = "2.19.6"
@@ -58,6 +60,8 @@ FACTORS = {
 }
 REDOP = {"all_reduce": "sum", "reduce_scatter": "sum", "reduce": "sum"}
 ELEMENT = 4  # float
+# A group mixing IB and Socket ranks fails this long after it starts (the fabric map's "connect_fail_after_s").
+CONNECT_FAIL_AFTER_S = 3.0
 FAILURE = (
     "%s: Test NCCL failure common.cu:1119 'remote process exited or there was a network error / '\n"
     " .. %s pid %d: Test failure common.cu:1017\n"
@@ -248,12 +252,16 @@ class Rank:
         self.transport = "IB" if self.ports else "Socket"
         self.gdr = self.host not in self.nccl.get("no_gdr", [])
 
+    # Each line flushed as it is written, as NCCL's debug log does (src/debug.cc: fprintf, then fflush): a rank
+    # that srun --kill-on-bad-exit ends has still said what it did up to then.
     def info(self, text):
         if self.debug:
             sys.stdout.write("%s:%d:%d [%d] NCCL INFO %s\n" % (self.host, self.pid, self.pid, self.local, text))
+            sys.stdout.flush()
 
     def warn(self, text):
         sys.stdout.write("%s:%d:%d [%d] NCCL WARN %s\n" % (self.host, self.pid, self.pid, self.local, text))
+        sys.stdout.flush()
 
     def init_lines(self, nranks, version):
         self.info("Bootstrap: Using eth0:%s<0>" % _address())
@@ -441,6 +449,10 @@ def main(argv=None):
     peak, transport = peak_busbw(me, hosts, fabric)
     inter_node = len(set(hosts)) > 1
     if transport == "mixed" or (inter_node and (me.transport == "Socket") != (transport == "Socket")):
+        # A real NCCL fails this in the connection setup, which waits for the peer: no rank ends before its peers
+        # have initialised and logged. Without the wait, the rank that ends first made srun --kill-on-bad-exit end
+        # a peer that had not yet started, and that peer was named for logging nothing (molecule slurm, 2026-12-04).
+        time.sleep(float(nccl.get("connect_fail_after_s", CONNECT_FAIL_AFTER_S)))
         me.warn("NET/Socket : peer %s is not on the same network transport" % hosts[(rank + 1) % nranks])
         if rank == 0:
             sys.stdout.write(FAILURE % (me.host, me.host, me.pid))
