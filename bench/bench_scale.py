@@ -157,11 +157,15 @@ def one(spec):
         figures.update(rounds=planned["rounds"], pairs=len(pairs))
         planned = None  # the slices are on disk: the join needs only the pairs
 
-        def joined():
-            back = [s for sides in sidefiles.read_sides(results_dir).values() for s in sides]
-            results = join.join_pass(pairs, back, rails, {"test": "write", "duration": 10, "min_link_fraction": 0.9})
-            plan.write_json(os.path.join(work, "pass1-results.json"), results)
-            return len(results)
+        def joined():  # what fabric_join does: read the side files as it indexes them, write results as joined
+            counts, _failed, _refused = join.join_written(
+                pairs,
+                sidefiles.iter_sides(results_dir),
+                rails,
+                {"test": "write", "duration": 10, "min_link_fraction": 0.9},
+                os.path.join(work, "pass1-results.json"),
+            )
+            return counts["results"]
 
         figures["results"] = phase("join", joined)
         dest = os.path.join(work, "report")

@@ -24,10 +24,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
-import gc
 import math
 import time
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_of
@@ -211,13 +211,8 @@ def build_report(results, counter_violations=None, saturated=None, baseline=None
     )
     # Nothing here makes reference cycles, and with millions of result dicts alive the cyclic
     # collector's passes cost a fifth of the time (1024 hosts x 8 rails): it is paused meanwhile.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _build_report(results, opts)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 OPTIONS = {

@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
 
@@ -38,10 +40,33 @@ def _label(key, role=None):
     return "%spass %d round %d rail %s %s -> %s" % (who, pass_no, round_no, rail, server, client)
 
 
+# what the join reads of a side (root_cause, _base and the gates): a side is indexed as these keys only, so the
+# index of a pass's millions of sides holds a few keys each, and every clean server side of one port is one dict
+SIDE_READS = (
+    "device", "port", "failure_kind", "failure", "bw_avg_gbps", "bw_peak_gbps",
+    "t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us", "latency_us",
+)  # fmt: skip
+
+
+def _slim(side, shared):
+    """The keys of SIDE_READS that ``side`` has; a server side without a failure is the one dict of its device and
+    port in ``shared`` (it carries nothing else the join reads)."""
+    if side["role"] == "server" and not side.get("failure_kind") and not side.get("failure"):
+        port = (side.get("device"), side.get("port"))
+        got = shared.get(port)
+        if got is None:
+            got = shared[port] = dict((k, side[k]) for k in ("device", "port") if k in side)
+        return got
+    return dict((k, side[k]) for k in SIDE_READS if k in side)
+
+
 def index_sides(sides, duplicates=None):
-    """{(pass, round, rail, server, client): {"server": side, "client": side}} from side results. A second side of
-    the same key and role is never merged: its key goes to ``duplicates`` (a list) when given."""
+    """{(pass, round, rail, server, client): {"server": side, "client": side}} from side results (an iterable: a
+    generator over the hosts' side files is read once, never held whole), each side cut to what the join reads
+    (SIDE_READS). A second side of the same key and role is never merged: its key goes to ``duplicates`` (a list)
+    when given."""
     index = {}
+    shared = {}
     for side in sides or []:
         if not isinstance(side, dict) or "role" not in side or "host" not in side:
             continue
@@ -50,7 +75,7 @@ def index_sides(sides, duplicates=None):
         if side["role"] in got and duplicates is not None:
             duplicates.append((key, side["role"]))
             continue
-        got[side["role"]] = side
+        got[side["role"]] = _slim(side, shared)
     return index
 
 
@@ -219,23 +244,58 @@ def _join_one(join, pair, rail):
     return res, key
 
 
-def join_checked(pairs, sides, rails, settings):
-    """(results, refused): join_pass's results, and one sentence per side the plan does not hold (refused, never
-    merged into a result)."""
-    join = _Join(sides, rails, settings)
-    out = []
-    planned = set()
+def _joined(join, pairs, planned):
+    """Each (pair, rail)'s result, as a generator; the key of each goes into ``planned`` (a set)."""
     for pair in pairs:
         for rail in pair["rails"]:
             res, key = _join_one(join, pair, rail)
             planned.add(key)
-            out.append(res)
-    refused = [
+            yield res
+
+
+def _refused(join, planned):
+    return [
         "%s: the plan holds no such pair, refused (not merged)" % _label(key, "/".join(sorted(roles)))
         for key, roles in sorted(join.index.items())
         if key not in planned
     ]
-    return out, refused
+
+
+def join_checked(pairs, sides, rails, settings):
+    """(results, refused): join_pass's results, and one sentence per side the plan does not hold (refused, never
+    merged into a result)."""
+    with paused_gc():
+        join = _Join(sides, rails, settings)
+        planned = set()
+        out = list(_joined(join, pairs, planned))
+        return out, _refused(join, planned)
+
+
+def join_written(pairs, sides, rails, settings, dest):
+    """(summary, failed results, refused): join_checked's, with the results written to ``dest`` (a JSON list, as
+    plan.write_json writes it) as they are joined instead of held: at 1024 hosts x 8 rails all_pairs the 4.2 M
+    result dicts were most of the join's memory. ``dest`` None writes nothing (check mode)."""
+    with paused_gc():
+        join = _Join(sides, rails, settings)
+        planned = set()
+        failed = []
+        count = [0]
+
+        def counted():
+            for res in _joined(join, pairs, planned):
+                count[0] += 1
+                if not res["passed"]:
+                    failed.append(res)
+                yield res
+
+        if dest is None:
+            for _res in counted():
+                pass
+        else:
+            files.write_chunks(dest, files.json_list_chunks(counted(), sort_keys=True, separators=(",", ":")))
+        counts = summary(failed)
+        counts["results"] = count[0]
+        return counts, failed, _refused(join, planned)
 
 
 def join_pass(pairs, sides, rails, settings):

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import itertools
 import json
 import signal
 
@@ -130,21 +131,16 @@ def _join_result(p, check_mode, warnings):
     with open(p["plan"]) as handle:
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in JOIN_SETTINGS)
-    sides = list(p["sides"])
-    if p["sides_dir"]:
-        for host_sides in sidefiles.read_sides(p["sides_dir"]).values():
-            sides.extend(host_sides)
-    results, refused = join_utils.join_checked(plan["pairs"], sides, plan["rails"], settings)
+    sides = itertools.chain(p["sides"], sidefiles.iter_sides(p["sides_dir"]) if p["sides_dir"] else ())
+    counts, failed, refused = join_utils.join_written(
+        plan["pairs"], sides, plan["rails"], settings, None if check_mode else p["dest"]
+    )
     warnings.extend(refused[:20])
-    if not check_mode:
-        plan_utils.write_json(p["dest"], results)
-    counts = join_utils.summary(results)
     failures = [
         "%s/%s<->%s/%s rail %s round %s: %s"
         % (r["server"], r["server_device"], r["client"], r["client_device"], r["rail"], r["round"], r["failure"])
-        for r in results
-        if not r["passed"]
-    ][:20]
+        for r in failed[:20]
+    ]
     return dict(
         changed=False,
         results_path=p["dest"],

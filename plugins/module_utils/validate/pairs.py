@@ -11,12 +11,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import gc
 import hashlib
 import random
 
 # The first-pass localization rule is the report's (one rule for who is suspect and who is known-good).
 # first_pass_suspects is part of this module's API (the tests and callers import it from here).
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.localize import (  # noqa: F401 pylint: disable=unused-import
     analyse_first_pass,
     build_planes,
@@ -79,9 +79,7 @@ def _all_pairs(hosts):
     append = rounds.append
     # Millions of small lists for thousands of hosts: the cyclic GC would rescan them again and
     # again (4x slower); none of them can form a cycle, so pause it while building.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         for r in range(m):
             base = r + m
             up = triple[base + 1 : base + half]
@@ -90,9 +88,6 @@ def _all_pairs(hosts):
             if fixed is not None:
                 pairs.append([fixed, ring[r]] if r % 2 else [ring[r], fixed])
             append(pairs)
-    finally:
-        if was_enabled:
-            gc.enable()
     return rounds
 
 

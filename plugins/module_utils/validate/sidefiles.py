@@ -70,6 +70,13 @@ def read_side_file(path):
     left out: that side did not come back. A bad line before the end is an error: the file is not ours."""
     with open(path) as handle:
         lines = handle.read().split("\n")
+    filled = [line for line in lines if line.strip()]
+    try:  # the common case, a whole file of sides, in one C call (a pass's millions of lines: a third faster)
+        docs = json.loads("[%s]" % ",".join(filled))
+    except ValueError:
+        docs = None  # a line cut short, or one that is not ours: line by line below, to tell which
+    if docs is not None and len(docs) == len(filled) and all(isinstance(doc, dict) for doc in docs):
+        return docs
     out = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -91,6 +98,13 @@ def _host_files(results_dir, suffix):
     except OSError:
         return []
     return [(name[: -len(suffix)], os.path.join(results_dir, name)) for name in names if name.endswith(suffix)]
+
+
+def iter_sides(results_dir):
+    """Every side result of every side file in ``results_dir``, one host's file at a time: the join indexes them
+    as they come, so a pass's millions of sides are never all in memory as read."""
+    for _host, path in _host_files(results_dir, SIDES_SUFFIX):
+        yield from read_side_file(path)
 
 
 def read_sides(results_dir):

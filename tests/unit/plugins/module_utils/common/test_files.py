@@ -80,3 +80,31 @@ def test_fsync_syncs_the_file_before_the_rename(tmp_path, monkeypatch):
     files.write_json(str(tmp_path / "r.json"), {"x": 1}, fsync=True)
     assert synced == [len('{"x": 1}')]
     assert json.loads((tmp_path / "r.json").read_text()) == {"x": 1}
+
+
+@pytest.mark.parametrize("count", [0, 1, 4, 5, 9, 10, 11])
+def test_json_list_chunks_are_byte_for_byte_json_dumps_of_the_list(count):
+    items = [{"b": i, "a": [i, "x%d" % i], "f": i / 3.0, "n": None} for i in range(count)]
+    for options in ({}, {"sort_keys": True, "separators": (",", ":")}):
+        text = "".join(files.json_list_chunks(iter(items), chunk=5, **options))
+        assert text == json.dumps(items, **options)
+
+
+def test_json_list_chunks_refuse_indent_which_they_cannot_reproduce():
+    with pytest.raises(ValueError, match="indent"):
+        list(files.json_list_chunks([1], indent=1))
+
+
+def test_write_chunks_streams_a_generator_and_a_failure_midway_keeps_the_old_file(tmp_path):
+    path = tmp_path / "pass1-results.json"
+    files.write_chunks(str(path), files.json_list_chunks(({"i": i} for i in range(3)), chunk=2))
+    assert json.loads(path.read_text()) == [{"i": 0}, {"i": 1}, {"i": 2}]
+
+    def broken():
+        yield "[1,"
+        raise RuntimeError("the join failed half way")
+
+    with pytest.raises(RuntimeError):
+        files.write_chunks(str(path), broken())
+    assert json.loads(path.read_text()) == [{"i": 0}, {"i": 1}, {"i": 2}]
+    assert sorted(os.listdir(tmp_path)) == ["pass1-results.json"]

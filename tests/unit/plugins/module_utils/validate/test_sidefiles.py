@@ -106,3 +106,85 @@ def test_a_directory_that_is_not_ours_is_refused_not_emptied(tmp_path):
     sidefiles.fresh_pass_dir(str(ours))
     sidefiles.fresh_pass_dir(str(ours))  # ours again: replaced
     assert sidefiles.remove_pass_dir(str(ours)) and not ours.exists()
+
+
+def test_join_written_streams_the_side_files_and_writes_what_join_checked_returns(tmp_path):
+    """fabric_join's path: the sides read one host's file at a time (iter_sides), the results written as joined.
+    The file is byte for byte plan.write_json of join_checked's list, and the summary counts the same."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+
+    results_dir = tmp_path / "results"
+    results_dir.mkdir()
+    pairs = [
+        {"pass": 1, "round": r, "server": s, "client": c, "rails": ["mlx5_0:1", "mlx5_1:1"]}
+        for r, (s, c) in enumerate([("a", "b"), ("c", "a"), ("b", "c")], 1)
+    ]
+    back = []
+    for p in pairs:
+        for rail in p["rails"]:
+            slow = p["round"] == 2 and rail == "mlx5_1:1"
+            back.append(side(p["round"], "server", p["server"], p["client"], rail, failure_kind=None))
+            if not (p["round"] == 3 and rail == "mlx5_0:1"):  # b's client never came back on this one
+                back.append(
+                    side(p["round"], "client", p["client"], p["server"], rail, bw_avg_gbps=90.0 if slow else 392.0)
+                )
+    back.append(side(9, "client", "a", "b"))  # a side the plan does not hold: refused
+    for host in "abc":
+        sidefiles.append_sides(
+            str(results_dir / (host + sidefiles.SIDES_SUFFIX)), [s for s in back if s["host"] == host]
+        )
+    rails = dict(
+        (h, [{"rail": "mlx5_%d:1" % i, "device": "mlx5_%d" % i, "port": 1, "rate_gbps": 400.0} for i in (0, 1)])
+        for h in "abc"
+    )
+    settings = {"test": "write", "min_link_fraction": 0.9}
+    expected, refused = join.join_checked(pairs, sidefiles.iter_sides(str(results_dir)), rails, settings)
+    plan.write_json(str(tmp_path / "whole.json"), expected)
+    dest = tmp_path / "out" / "pass1-results.json"
+    counts, failed, refused_written = join.join_written(
+        pairs, sidefiles.iter_sides(str(results_dir)), rails, settings, str(dest)
+    )
+    assert dest.read_text() == (tmp_path / "whole.json").read_text()
+    assert (
+        counts
+        == join.summary(expected)
+        == {
+            "results": 6,
+            "failed": 2,
+            "failure_kinds": {"below_threshold": 1, "no_result": 1},
+        }
+    )
+    assert failed == [r for r in expected if not r["passed"]]
+    assert refused_written == refused and len(refused) == 1 and "round 9" in refused[0]
+    counts_check, _f, _r = join.join_written(pairs, sidefiles.iter_sides(str(results_dir)), rails, settings, None)
+    assert counts_check == counts and not (tmp_path / "check").exists()
+
+
+def test_the_join_index_keeps_only_what_it_reads_and_one_dict_per_clean_server_port():
+    sides = [
+        side(r, "server", "a", "b", rc=0, attempts=1, elapsed_s=10.4, failure_kind=None, tcp_port=18515 + r)
+        for r in (1, 2, 3)
+    ]
+    sides += [side(1, "client", "b", "a", rc=0, bw_avg_gbps=392.0, bw_peak_gbps=0.0, msg_size=65536)]
+    sides += [side(4, "server", "a", "b", failure_kind="port_busy", failure="port 18519 in use")]
+    index = join.index_sides(sides)
+    servers = [index[(1, r, "mlx5_0:1", "a", "b")]["server"] for r in (1, 2, 3)]
+    assert all(s is servers[0] for s in servers) and servers[0] == {"device": "mlx5_0", "port": 1}
+    assert index[(1, 1, "mlx5_0:1", "a", "b")]["client"] == {
+        "device": "mlx5_0",
+        "port": 1,
+        "bw_avg_gbps": 392.0,
+        "bw_peak_gbps": 0.0,
+    }
+    assert index[(1, 4, "mlx5_0:1", "a", "b")]["server"]["failure_kind"] == "port_busy"
+
+
+def test_a_side_split_over_two_lines_is_refused_not_read_as_one(tmp_path):
+    """The whole file is parsed in one call when it can be; two halves of a side that would join into one JSON
+    document are still a bad line, as reading line by line finds."""
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    path.write_text('{"round": 1, "role": "server"\n"host": "a"}\n{"round": 2}\n')
+    with pytest.raises(ValueError, match="line 1 is not a side result"):
+        sidefiles.read_side_file(str(path))
+    path.write_text('{"round": 1}\n\n{"round": 2}\n7\n')
+    assert sidefiles.read_side_file(str(path)) == [{"round": 1}, {"round": 2}]
