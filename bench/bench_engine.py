@@ -30,6 +30,7 @@ DEFAULT = (
 def one(spec):
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
     from ansible_collections.ibtune.fabric.plugins.module_utils.report import build as report
 
     size, strategy, *rest = spec.split(":")
@@ -47,8 +48,8 @@ def one(spec):
     figures["plan_slice_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     sides = []
-    for sides_of_host in planned["slices"].values():
-        for side in sides_of_host:
+    for doc in planned["slices"].values():
+        for side in sidefiles.slice_sides(doc):
             out = {
                 "pass": 1,
                 "round": side["round"],

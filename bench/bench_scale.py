@@ -61,9 +61,9 @@ def simulate_hosts(planned, results_dir):
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
     os.makedirs(results_dir)
-    for host, sides in planned["slices"].items():
+    for host, doc in planned["slices"].items():
         out = []
-        for side in sides:
+        for side in sidefiles.slice_sides(doc):
             res = dict((k, side[k]) for k in ("pass", "round", "role", "host", "peer", "rail", "device", "port"))
             res.update(
                 failure_kind=None, failure=None, rc=0, attempts=1, elapsed_s=10.4, test="write", kind="bandwidth"

@@ -10,7 +10,7 @@ __metaclass__ = type
 import re
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan, preflight
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan, preflight, sidefiles
 
 _PORT_RE = re.compile(r"\s-p\s+(\d+)(\s|$)")
 
@@ -76,10 +76,19 @@ def own_leftovers(lines, ports):
     return out
 
 
+def slice_sides(doc):
+    """The sides of a fabric_plan slice file's content (validate/sidefiles.slice_sides)."""
+    try:
+        return sidefiles.slice_sides(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise AnsibleFilterError("slice_sides: %s" % (exc,))
+
+
 class FilterModule(object):
     def filters(self):
         return {
             "validate_rails": validate_rails,
+            "slice_sides": slice_sides,
             "preflight_problems": preflight_problems,
             "validate_settings": validate_settings,
             "host_failures": host_failures,

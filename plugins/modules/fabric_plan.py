@@ -174,7 +174,10 @@ plan_file:
   returned: always
   type: str
 slice_dir:
-  description: Directory of the per-host slice files.
+  description:
+    - Directory of the per-host slice files, C(<host>.json) each. A slice lists each round and pair of the host
+      once, with the rails it runs on (format 2); the filter P(ibtune.fabric.slice_sides#filter) and the runner
+      C(ibtune-schedule) make its sides.
   returned: always
   type: str
 estimate_s:

@@ -32,7 +32,8 @@ extends_documentation_fragment:
 options:
   sides:
     description:
-      - This host's sides, as sliced by M(ibtune.fabric.fabric_plan). Each has C(pass), C(round), C(role)
+      - This host's sides, as sliced by M(ibtune.fabric.fabric_plan) (its slice file through the filter
+        P(ibtune.fabric.slice_sides#filter)). Each has C(pass), C(round), C(role)
         (C(server) or C(client)), C(host), C(peer), C(rail), C(device), C(port), C(tcp_port), C(address)
         (client only) and optionally C(gid_index).
     type: list

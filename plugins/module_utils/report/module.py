@@ -25,7 +25,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
     report_files,
-    render_all,
+    render_files,
     to_json,
     write_atomic,
 )
@@ -184,7 +184,7 @@ def _run(p, check_mode):
             "fabric_report got no pair results: no link was measured (fewer than two hosts, or no round ran)"
         )
     warnings += report.get("refused") or []
-    files = extend_files(render_all(report, history=baseline), report)
+    files = extend_files(render_files(report, history=baseline), report)
     paths = _write_files(p["dest"], files, check_mode)
     baseline_updated = _write_baseline(p, baseline, report, check_mode)
     # The report files are this run's output, like a log: rewriting them is not a change to the

@@ -18,6 +18,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
 
+_NOTHING = {}  # the sides of a key that nothing came back for (never written to)
 # Client-side kinds that are consequences of the server side not being there.
 _CONSEQUENCES = ("connect", "timeout", "no_client", "no_result")
 
@@ -57,7 +58,7 @@ def _slim(side, shared):
         if got is None:
             got = shared[port] = dict((k, side[k]) for k in ("device", "port") if k in side)
         return got
-    return dict((k, side[k]) for k in SIDE_READS if k in side)
+    return {k: side[k] for k in SIDE_READS if k in side}
 
 
 def index_sides(sides, duplicates=None):
@@ -230,7 +231,9 @@ def _duplicate_failure(join, key):
 
 def _join_one(join, pair, rail):
     key = _key(pair.get("pass") or 1, pair["round"], rail, pair["server"], pair["client"])
-    got = join.index.get(key, {})
+    # taken out of the index as it is joined: what is left at the end is what the plan does not hold (_refused),
+    # and the index shrinks as the results are written (a pass planning one key twice gets no_result the second time)
+    got = join.index.pop(key, _NOTHING)
     sside, cside = got.get("server"), got.get("client")
     res = _base(join, pair, rail, sside, cside)
     failure_kind, failure = _duplicate_failure(join, key)
@@ -244,20 +247,18 @@ def _join_one(join, pair, rail):
     return res, key
 
 
-def _joined(join, pairs, planned):
-    """Each (pair, rail)'s result, as a generator; the key of each goes into ``planned`` (a set)."""
+def _joined(join, pairs):
+    """Each (pair, rail)'s result, as a generator."""
     for pair in pairs:
         for rail in pair["rails"]:
-            res, key = _join_one(join, pair, rail)
-            planned.add(key)
-            yield res
+            yield _join_one(join, pair, rail)[0]
 
 
-def _refused(join, planned):
+def _refused(join):
+    """A sentence for each side left in the index once every planned pair was joined: the plan does not hold it."""
     return [
         "%s: the plan holds no such pair, refused (not merged)" % _label(key, "/".join(sorted(roles)))
         for key, roles in sorted(join.index.items())
-        if key not in planned
     ]
 
 
@@ -266,9 +267,8 @@ def join_checked(pairs, sides, rails, settings):
     merged into a result)."""
     with paused_gc():
         join = _Join(sides, rails, settings)
-        planned = set()
-        out = list(_joined(join, pairs, planned))
-        return out, _refused(join, planned)
+        out = list(_joined(join, pairs))
+        return out, _refused(join)
 
 
 def join_written(pairs, sides, rails, settings, dest):
@@ -277,12 +277,11 @@ def join_written(pairs, sides, rails, settings, dest):
     result dicts were most of the join's memory. ``dest`` None writes nothing (check mode)."""
     with paused_gc():
         join = _Join(sides, rails, settings)
-        planned = set()
         failed = []
         count = [0]
 
         def counted():
-            for res in _joined(join, pairs, planned):
+            for res in _joined(join, pairs):
                 count[0] += 1
                 if not res["passed"]:
                     failed.append(res)
@@ -295,7 +294,7 @@ def join_written(pairs, sides, rails, settings, dest):
             files.write_chunks(dest, files.json_list_chunks(counted(), sort_keys=True, separators=(",", ":")))
         counts = summary(failed)
         counts["results"] = count[0]
-        return counts, failed, _refused(join, planned)
+        return counts, failed, _refused(join)
 
 
 def join_pass(pairs, sides, rails, settings):

@@ -54,11 +54,11 @@ def _plan_result(p, check_mode):
         gid_index=gid,
         topology=p["topology"],
     )
-    participants = sorted(h for h, sides in plan["slices"].items() if sides)
+    participants = sorted(h for h, doc in plan["slices"].items() if sidefiles.slice_size(doc))
     plan_file = slice_dir = "%s/pass%d" % (p["dest"], p["pass_number"])
     if not check_mode:
         plan_file, slice_dir = plan_utils.write_plan(p["dest"], plan, p["hosts"], p["rails"], p["pass_number"])
-    n_sides = sum(len(s) for s in plan["slices"].values())
+    n_sides = sum(sidefiles.slice_size(doc) for doc in plan["slices"].values())
     extra = {}
     coverage = plan.get("coverage") if rounds is None else None
     if coverage is not None:

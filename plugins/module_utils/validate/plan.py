@@ -21,6 +21,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pair
 from ansible_collections.ibtune.fabric.plugins.module_utils.subnet import routes as _routes
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import cover as _cover
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import fabric as _vt
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles as _sidefiles
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.preflight import natural_key
 
 MAX_TCP_PORT = 65535
@@ -180,18 +181,21 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
     ``addresses``: {host: address clients use to reach its server}; ``gid_index``: None, "auto"
     (each rail's RoCE v2 IPv4 GID from ib_facts) or a number for every rail.
 
-    Returns {slices: {host: [side]}, pairs: [{pass, round, server, client, rails: [name]}],
-    rail_order: [name], no_common_rail: [{server, client, round}]}.
+    Returns {slices: {host: slice (sidefiles.compact_slice: one entry per round and pair; sidefiles.slice_sides
+    makes the sides)}, pairs: [{pass, round, server, client, rails: [name]}], rail_order: [name],
+    no_common_rail: [{server, client, round}]}.
     """
     order = rail_order(rails)
     check_base_port(base_tcp_port, len(order))
     index_of = dict((name, i) for i, name in enumerate(order))
     by_name = dict((host, dict((r["rail"], r) for r in host_rails)) for host, host_rails in rails.items())
-    slices = dict((host, []) for host in rails)
+    own = dict((host, [name for name in order if name in by_name[host]]) for host in rails)
+    entries = dict((host, []) for host in rails)
     planned = []
     lonely = []
     for round_index, round_pairs in enumerate(rounds):
         round_no = round_index + 1
+        first_port = tcp_port_for(base_tcp_port, round_index, 0, len(order))
         for entry in round_pairs:
             server, client = entry[0], entry[1]
             # a retest entry [server, client, rails] runs on those rails only (the ones the subject failed on)
@@ -203,28 +207,34 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
                 lonely.append({"server": server, "client": client, "round": round_no})
                 continue
             planned.append({"pass": pass_no, "round": round_no, "server": server, "client": client, "rails": common})
-            for name in common:
-                port = tcp_port_for(base_tcp_port, round_index, index_of[name], len(order))
-                for host, peer, role in ((server, client, "server"), (client, server, "client")):
-                    mine = by_name[host][name]
-                    side = {
-                        "pass": pass_no,
-                        "round": round_no,
-                        "role": role,
-                        "host": host,
-                        "peer": peer,
-                        "rail": name,
-                        "device": mine["device"],
-                        "port": mine["port"],
-                        "tcp_port": port,
-                    }
-                    if role == "client":
-                        side["address"] = addresses[server]
-                    gid = mine.get("gid_index") if gid_index == "auto" else gid_index
-                    if gid is not None:
-                        side["gid_index"] = int(gid)
-                    slices[host].append(side)
+            entries[server].append(
+                [round_no, "server", client, None, first_port, None if common == own[server] else common]
+            )
+            entries[client].append(
+                [round_no, "client", server, addresses[server], first_port, None if common == own[client] else common]
+            )
+    slices = dict(
+        (
+            host,
+            _sidefiles.compact_slice(
+                pass_no, host, _slice_rails(by_name[host], own[host], gid_index), own[host], index_of, entries[host]
+            ),
+        )
+        for host in rails
+    )
     return {"slices": slices, "pairs": planned, "rail_order": order, "no_common_rail": lonely}
+
+
+def _slice_rails(mine, names, gid_index):
+    """{rail: {device, port[, gid_index]}} of a host's rails ``names`` for its slice."""
+    out = {}
+    for name in names:
+        rail = {"device": mine[name]["device"], "port": mine[name]["port"]}
+        gid = mine[name].get("gid_index") if gid_index == "auto" else gid_index
+        if gid is not None:
+            rail["gid_index"] = int(gid)
+        out[name] = rail
+    return out
 
 
 def plan_pass(

@@ -110,7 +110,7 @@ def run(args, environ=None):
     results_dir = args.results_dir or os.path.join(pass_dir, sidefiles.RESULTS)
     settings = load_json(os.path.join(pass_dir, sidefiles.SETTINGS))
     host = host_name(args.host, load_json(os.path.join(pass_dir, sidefiles.NODES), {}), environ)
-    sides = load_json(os.path.join(pass_dir, sidefiles.SLICES, "%s.json" % host), [])
+    sides = sidefiles.slice_sides(load_json(os.path.join(pass_dir, sidefiles.SLICES, "%s.json" % host), []))
     problems = schedule.check_sides(sides)
     if problems:
         raise ValueError("%s: %s" % (host, "; ".join(problems)))

@@ -163,6 +163,84 @@ def missing_sides(slices, back, reason):
     return out
 
 
+# --- a host's slice: its sides of a pass, one entry per pair and round -----------------------------------
+#
+# A side is one perftest end on one rail; a pair runs on all the rails both hosts share, so a slice lists each
+# (round, pair) once with its rails, and the sides are made from it where they are run (the runner, the
+# perftest_schedule task): at 1024 hosts x 8 rails all_pairs that is 1 M entries instead of 8.4 M side dicts.
+#   {"format": 2, "pass": N, "host": H, "order": [this host's rails, in the plan's rail order],
+#    "rails": {rail: {device, port[, gid_index]}}, "rail_index": {rail: its index in the plan's rail order},
+#    "entries": [[round, role, peer, address (the server's, for a client) or null, first TCP port of the round,
+#                 [rails] or null (null: every rail of "order")], ...]}
+# A side's TCP port is the round's first port plus its rail's index (plan.tcp_port_for). Format 1, a plain list
+# of sides, is still read.
+
+SLICE_FORMAT = 2
+
+
+def compact_slice(pass_no, host, rails, order, rail_index, entries):
+    """A format-2 slice (see above) of ``host``; ``rails`` {rail: {device, port[, gid_index]}} of the rails in
+    ``order``."""
+    return {
+        "format": SLICE_FORMAT,
+        "pass": pass_no,
+        "host": host,
+        "order": order,
+        "rails": rails,
+        "rail_index": dict((name, rail_index[name]) for name in order),
+        "entries": entries,
+    }
+
+
+def _check_slice(doc):
+    if isinstance(doc, list):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != SLICE_FORMAT:
+        raise ValueError(
+            "a slice is a list of sides or a format-%d slice, got %s: re-plan the pass with this collection's "
+            "fabric_plan"
+            % (SLICE_FORMAT, type(doc).__name__ if not isinstance(doc, dict) else "format %r" % doc.get("format"))
+        )
+    return doc
+
+
+def slice_sides(doc):
+    """The sides of a slice, each {pass, round, role, host, peer, rail, device, port, tcp_port[, address]
+    [, gid_index]}, in the plan's order (round, then rail)."""
+    if _check_slice(doc) is None:
+        return doc
+    pass_no, host, rails, index = doc["pass"], doc["host"], doc["rails"], doc["rail_index"]
+    out = []
+    for round_no, role, peer, address, first_port, names in doc["entries"]:
+        for name in doc["order"] if names is None else names:
+            mine = rails[name]
+            side = {
+                "pass": pass_no,
+                "round": round_no,
+                "role": role,
+                "host": host,
+                "peer": peer,
+                "rail": name,
+                "device": mine["device"],
+                "port": mine["port"],
+                "tcp_port": first_port + index[name],
+            }
+            if role == "client":
+                side["address"] = address
+            if mine.get("gid_index") is not None:
+                side["gid_index"] = mine["gid_index"]
+            out.append(side)
+    return out
+
+
+def slice_size(doc):
+    """How many sides a slice holds (without making them)."""
+    if _check_slice(doc) is None:
+        return len(doc)
+    every = len(doc["order"])
+    return sum(every if entry[5] is None else len(entry[5]) for entry in doc["entries"])
+
+
 def read_slices(slice_dir, hosts):
     """{host: [side]} from fabric_plan's slice files of ``hosts`` (a host without a file has no side)."""
     out = {}
@@ -170,7 +248,7 @@ def read_slices(slice_dir, hosts):
         path = os.path.join(slice_dir, "%s.json" % host)
         if os.path.exists(path):
             with open(path) as handle:
-                out[host] = json.load(handle)
+                out[host] = slice_sides(json.load(handle))
         else:
             out[host] = []
     return out

@@ -3,6 +3,7 @@
 import json
 
 from ansible_collections.ibtune.fabric.plugins.modules import fabric_join, fabric_plan
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.sidefiles import slice_sides
 from tests.unit.modules_harness import run_module
 
 HOSTS = ["n1", "n2", "n3", "n4"]
@@ -20,7 +21,7 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
     assert not res.failed and res["rounds"] == 3 and res["pairs"] == 6 and res["sides"] == 24
     assert res["participants"] == HOSTS and res["host_failures"] == []
     assert res["ideal_s"] == 30 and res["eta_msg"] == "about 0.6 min (3 x 10 s tests, every rail in parallel)"
-    slices = dict((h, json.loads((tmp_path / "pass1" / ("%s.json" % h)).read_text())) for h in HOSTS)
+    slices = dict((h, slice_sides(json.loads((tmp_path / "pass1" / ("%s.json" % h)).read_text()))) for h in HOSTS)
     assert all(len(s) == 6 for s in slices.values())  # 3 rounds x 2 rails
     sides = []
     for sides_of_host in slices.values():

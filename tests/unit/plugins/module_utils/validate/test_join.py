@@ -5,6 +5,12 @@ import pytest
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.sidefiles import slice_sides
+
+
+def sides_of(planned_pass):
+    """{host: [side]}: the sides each host's slice makes (sidefiles.slice_sides, as the runner and the task do)."""
+    return dict((h, slice_sides(doc)) for h, doc in planned_pass["slices"].items())
 
 
 def rails(hosts, rate=400.0, rates=None):
@@ -39,7 +45,7 @@ def test_every_planned_pair_and_rail_gets_a_result_and_healthy_ones_pass():
     hosts = ["n1", "n2", "n3", "n4"]
     r = rails(hosts)
     p = planned(hosts, r)
-    sides = [ok_side(s) for ss in p["slices"].values() for s in ss]
+    sides = [ok_side(s) for ss in sides_of(p).values() for s in ss]
     results = join.join_pass(p["pairs"], sides, r, SETTINGS)
     assert len(results) == 6 * 2
     assert all(x["passed"] and x["threshold_gbps"] == 360.0 and x["failure_kind"] is None for x in results)
@@ -50,7 +56,7 @@ def test_a_side_that_never_came_back_is_a_failure_not_a_gap():
     hosts = ["n1", "n2"]
     r = rails(hosts)
     p = planned(hosts, r)
-    sides = [ok_side(s) for s in p["slices"]["n1"]]  # n2's schedule never returned
+    sides = [ok_side(s) for s in sides_of(p)["n1"]]  # n2's schedule never returned
     results = join.join_pass(p["pairs"], sides, r, SETTINGS)
     assert len(results) == 2
     assert all(not x["passed"] for x in results)
@@ -72,7 +78,7 @@ def test_down_trained_port_fails_from_either_side():
     for rounds in ([[["good", "bad"]]], [[["bad", "good"]]]):
         sliced = plan.slice_pass(rounds, r, {"good": "good", "bad": "bad"})
         sides = [
-            ok_side(s, bw=196.0 if s["rail"] == "mlx5_0:1" else 392.0) for ss in sliced["slices"].values() for s in ss
+            ok_side(s, bw=196.0 if s["rail"] == "mlx5_0:1" else 392.0) for ss in sides_of(sliced).values() for s in ss
         ]
         results = join.join_pass(sliced["pairs"], sides, r, SETTINGS)
         bad = [x for x in results if x["rail"] == "mlx5_0:1"][0]
@@ -104,7 +110,7 @@ def test_latency_results_are_gated_on_typical_and_p99():
     r = rails(hosts)
     p = planned(hosts, r)
     sides = []
-    for ss in p["slices"].values():
+    for ss in sides_of(p).values():
         for s in ss:
             out = dict(s, failure_kind=None, failure=None)
             if s["role"] == "client":
@@ -130,7 +136,7 @@ def test_summary_counts_failure_kinds():
 def latency_sides(p, client_figures):
     """Every side of the plan ok; each client side carries client_figures(rail)."""
     sides = []
-    for ss in p["slices"].values():
+    for ss in sides_of(p).values():
         for s in ss:
             out = dict(s, failure_kind=None, failure=None)
             if s["role"] == "client":

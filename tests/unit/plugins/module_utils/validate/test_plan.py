@@ -12,12 +12,18 @@ from hypothesis import strategies as st
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import preflight
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import sysfs
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.sidefiles import slice_sides
 
 LAB = Path(__file__).resolve().parents[5] / "tests" / "lab"
 sys.path.insert(0, str(LAB))
 import sysfs_tree  # noqa: E402
 
 NODE = json.loads((LAB / "fabric" / "nodes" / "default.json").read_text())
+
+
+def sides_of(planned_pass):
+    """{host: [side]}: the sides each host's slice makes (sidefiles.slice_sides, as the runner and the task do)."""
+    return dict((h, slice_sides(doc)) for h, doc in planned_pass["slices"].items())
 
 
 def facts_of(tmp_path, name, spec):
@@ -128,9 +134,9 @@ def test_a_host_lacking_a_majority_rail_is_named_and_its_peers_test_by_name():
         {"host": "n3", "failure_kind": "missing_rail", "reason": out["host_failures"][0]["reason"]}
     ]
     assert "mlx5_0:1" in out["host_failures"][0]["reason"] and "3 of 4 hosts" in out["host_failures"][0]["reason"]
-    for side in out["slices"]["n3"]:
+    for side in sides_of(out)["n3"]:
         assert side["rail"] == "mlx5_1:1" and side["device"] == "mlx5_1"
-    peers_of_n3 = [s for h in hosts if h != "n3" for s in out["slices"][h] if s["peer"] == "n3"]
+    peers_of_n3 = [s for h in hosts if h != "n3" for s in sides_of(out)[h] if s["peer"] == "n3"]
     assert peers_of_n3 and all(s["device"] == "mlx5_1" for s in peers_of_n3)
 
 
@@ -148,7 +154,7 @@ def test_ports_are_unique_per_round_and_rail_and_within_range():
     hosts = ["h%02d" % i for i in range(16)]
     out = plan.plan_pass(hosts, rails_for(hosts, ["mlx5_%d:1" % i for i in range(8)]), dict((h, h) for h in hosts))
     by_round = {}
-    for sides in out["slices"].values():
+    for sides in sides_of(out).values():
         for side in sides:
             if side["role"] == "server":
                 by_round.setdefault(side["round"], []).append((side["host"], side["tcp_port"]))
@@ -172,7 +178,7 @@ def test_client_sides_carry_the_servers_address_and_each_host_plays_one_role_per
     out = plan.plan_pass(
         hosts, rails_for(hosts), {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3", "n4": "10.0.0.4"}
     )
-    for sides in out["slices"].values():
+    for sides in sides_of(out).values():
         per_round = {}
         for side in sides:
             per_round.setdefault(side["round"], set()).add(side["role"])
@@ -191,7 +197,7 @@ def test_gid_index_auto_uses_each_rails_roce_v2_gid():
     rails = rails_for(hosts)
     rails["a"][0]["gid_index"] = 3
     out = plan.slice_pass([[["a", "b"]]], rails, {"a": "a", "b": "b"}, gid_index="auto")
-    assert [s.get("gid_index") for s in out["slices"]["a"]] == [3, None]
+    assert [s.get("gid_index") for s in sides_of(out)["a"]] == [3, None]
 
 
 @settings(max_examples=60, deadline=None)
@@ -219,6 +225,6 @@ def test_cross_group_with_unequal_groups_tests_every_host(sizes):
             groups[host] = "leaf%d" % g
     out = plan.plan_pass(hosts, rails_for(hosts), dict((h, h) for h in hosts), strategy="cross_group", groups=groups)
     assert out["untested"] == []
-    for sides in out["slices"].values():
+    for sides in sides_of(out).values():
         for side in sides:
             assert groups[side["host"]] != groups[side["peer"]]

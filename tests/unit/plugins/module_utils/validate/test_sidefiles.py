@@ -5,6 +5,8 @@ import json
 import tarfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join, sidefiles
 
@@ -188,3 +190,103 @@ def test_a_side_split_over_two_lines_is_refused_not_read_as_one(tmp_path):
         sidefiles.read_side_file(str(path))
     path.write_text('{"round": 1}\n\n{"round": 2}\n7\n')
     assert sidefiles.read_side_file(str(path)) == [{"round": 1}, {"round": 2}]
+
+
+# --- a host's slice (format 2) makes exactly the sides the plan used to list one by one ---------------------
+
+
+def reference_sides(rounds, rails, addresses, pass_no, base, gid_index):
+    """The sides as slice_pass listed them before format 2 (commit 79e299e), per host: the reference."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+
+    order = plan.rail_order(rails)
+    index_of = dict((name, i) for i, name in enumerate(order))
+    by_name = dict((host, dict((r["rail"], r) for r in host_rails)) for host, host_rails in rails.items())
+    out = dict((host, []) for host in rails)
+    for round_index, round_pairs in enumerate(rounds):
+        for entry in round_pairs:
+            server, client = entry[0], entry[1]
+            only = entry[2] if len(entry) > 2 and entry[2] else None
+            srails, crails = by_name.get(server, {}), by_name.get(client, {})
+            common = [n for n in order if n in srails and n in crails and (only is None or n in only)]
+            for name in common:
+                port = plan.tcp_port_for(base, round_index, index_of[name], len(order))
+                for host, peer, role in ((server, client, "server"), (client, server, "client")):
+                    mine = by_name[host][name]
+                    side = {
+                        "pass": pass_no, "round": round_index + 1, "role": role, "host": host, "peer": peer,
+                        "rail": name, "device": mine["device"], "port": mine["port"], "tcp_port": port,
+                    }  # fmt: skip
+                    if role == "client":
+                        side["address"] = addresses[server]
+                    gid = mine.get("gid_index") if gid_index == "auto" else gid_index
+                    if gid is not None:
+                        side["gid_index"] = int(gid)
+                    out[host].append(side)
+    return out
+
+
+@st.composite
+def passes(draw):
+    hosts = ["h%d" % i for i in range(draw(st.integers(2, 7)))]
+    names = ["mlx5_%d:1" % i for i in (0, 1, 2, 10)]
+    rails = {}
+    for host in hosts:
+        have = draw(st.lists(st.sampled_from(names), unique=True, max_size=4))
+        rails[host] = [
+            {"rail": n, "device": n[:-2], "port": 1, "gid_index": draw(st.sampled_from([None, 3]))} for n in have
+        ]
+    rounds = []
+    for _round in range(draw(st.integers(0, 6))):
+        free = list(hosts)
+        round_pairs = []
+        while len(free) >= 2 and draw(st.booleans()):
+            server = free.pop(draw(st.integers(0, len(free) - 1)))
+            client = free.pop(draw(st.integers(0, len(free) - 1)))
+            only = draw(st.one_of(st.none(), st.lists(st.sampled_from(names), unique=True, max_size=2)))
+            round_pairs.append([server, client] + ([only] if only is not None else []))
+        rounds.append(round_pairs)
+    gid = draw(st.sampled_from([None, "auto", 5]))
+    return hosts, rails, rounds, gid, draw(st.sampled_from([18515, 65530 - 4 * 3]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(passes(), st.integers(1, 2))
+def test_a_slice_makes_the_sides_the_plan_listed_one_by_one(drawn, pass_no):
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+
+    hosts, rails, rounds, gid, base = drawn
+    addresses = dict((h, "10.0.0.%d" % i) for i, h in enumerate(hosts))
+    sliced = plan.slice_pass(rounds, rails, addresses, pass_no=pass_no, base_tcp_port=base, gid_index=gid)
+    expected = reference_sides(rounds, rails, addresses, pass_no, base, gid)
+    made = dict((h, sidefiles.slice_sides(json.loads(json.dumps(doc)))) for h, doc in sliced["slices"].items())
+    assert made == expected
+    assert dict((h, sidefiles.slice_size(doc)) for h, doc in sliced["slices"].items()) == dict(
+        (h, len(s)) for h, s in expected.items()
+    )
+
+
+def test_a_list_of_sides_is_still_a_slice_and_anything_else_is_named():
+    sides = [side(1, "server", "a", "b")]
+    assert sidefiles.slice_sides(sides) is sides and sidefiles.slice_size(sides) == 1
+    with pytest.raises(ValueError, match="format-2 slice, got format 3: re-plan the pass"):
+        sidefiles.slice_sides({"format": 3, "entries": []})
+    with pytest.raises(ValueError, match="got str"):
+        sidefiles.slice_size("sides")
+
+
+def test_a_slice_is_an_eighth_of_the_sides_it_makes_on_eight_rails():
+    """What the format is for: one entry per round and pair, not per rail (1024 hosts x 8 rails all_pairs: 1 M
+    entries, not 8.4 M side dicts)."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
+
+    hosts = ["h%d" % i for i in range(16)]
+    rails = dict(
+        (h, [{"rail": "mlx5_%d:1" % r, "device": "mlx5_%d" % r, "port": 1, "rate_gbps": 400.0} for r in range(8)])
+        for h in hosts
+    )
+    out = plan.plan_pass(hosts, rails, dict((h, h) for h in hosts))
+    doc = out["slices"]["h3"]
+    assert len(doc["entries"]) == 15 and sidefiles.slice_size(doc) == 15 * 8
+    assert all(entry[5] is None for entry in doc["entries"])  # every rail: the rails are not repeated per entry
+    assert len(json.dumps(doc)) * 4 < len(json.dumps(sidefiles.slice_sides(doc)))
