@@ -135,6 +135,12 @@ options:
     description: srun C(--reservation); checked like I(partition).
     type: str
     version_added: 0.3.0
+  nice:
+    description:
+      - srun C(--nice) for the job the step starts; a positive number lowers its priority, so a check run between
+        jobs yields to the cluster's work. C(0) or unset means none. A negative number needs Slurm's operator rights.
+    type: int
+    version_added: 0.3.0
   time_limit_min:
     description: srun C(--time) in whole minutes (written C([D-]HH:MM:00)).
     type: int
@@ -407,6 +413,7 @@ ARGUMENT_SPEC = dict(
     qos=dict(type="str"),
     account=dict(type="str"),
     reservation=dict(type="str"),
+    nice=dict(type="int"),
     time_limit_min=dict(type="int"),
     rdzv_port=dict(type="int", default=29400),
     rdzv_id=dict(type="str", default="ibtune-nccl"),

@@ -121,13 +121,14 @@ def hostfile_text(hosts, slots):
 
 
 def srun_argv(hosts, ranks, mpi="pmix", srun="srun", partition=None, account=None, time_limit_min=None,
-              job_name="ibtune-nccl", exclusive=False, extra=(), qos=None, reservation=None):  # fmt: skip
+              job_name="ibtune-nccl", exclusive=False, extra=(), qos=None, reservation=None, nice=None):  # fmt: skip
     """srun's argv up to (not including) the program: every rank of the group in one job step.
 
-    The allocation's options (--partition --qos --account --reservation --time --exclusive) and the
+    The allocation's options (--partition --qos --account --reservation --time --exclusive --nice) and the
     --nodelist hostlist come from common/slurm_args, the same words the sbatch of a validation pass uses;
     a name Slurm cannot parse is a LaunchError naming the option. ``time_limit_min``: whole minutes, None or
-    0 for none (written [D-]HH:MM:00)."""
+    0 for none (written [D-]HH:MM:00). ``nice``: srun's --nice (a positive number lowers the step's job's
+    priority, so a check between jobs yields to them; 0 or None: none)."""
     hosts = check_hosts(hosts)
     if mpi not in SRUN_MPI:
         raise LaunchError("srun_mpi=%r: use one of %s (the PMI nccl-tests' MPI build talks to)" % (mpi, SRUN_MPI))
@@ -141,7 +142,10 @@ def srun_argv(hosts, ranks, mpi="pmix", srun="srun", partition=None, account=Non
         "account": account,
         "reservation": reservation,
         "exclusive": exclusive,
+        "nice": nice,
     }
+    if nice is not None and (isinstance(nice, bool) or not isinstance(nice, int)):
+        raise LaunchError("nice=%r: srun's --nice takes a whole number (positive lowers the priority)" % (nice,))
     try:
         options = _slurm_args.allocation_options(allocation, time_limit=int(time_limit_min or 0) or None)
     except ValueError as exc:
@@ -257,6 +261,7 @@ def _srun_options(spec, extra):
         "reservation": spec.get("reservation"),
         "time_limit_min": spec.get("time_limit_min"),
         "exclusive": bool(spec.get("exclusive")),
+        "nice": spec.get("nice"),
         "extra": extra,
     }
 

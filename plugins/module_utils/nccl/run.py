@@ -155,6 +155,7 @@ def launch_spec(params, runner):
         "qos": params["qos"],
         "account": params["account"],
         "reservation": params["reservation"],
+        "nice": params["nice"],
         "time_limit_min": params["time_limit_min"],
         # launch=none: `launcher` is the argv put in front of the command; otherwise launch_args extend the launcher
         "extra_args": list(params["launcher"]) if params["launch"] == "none" else list(params["launch_args"]),

@@ -205,17 +205,17 @@ def fake_srun(fake, tmp_path, monkeypatch):
     return args, lambda: json.loads(argv_file.read_text())
 
 
-def test_srun_gets_the_allocation_options_partition_qos_account_reservation_time(fake_srun):
+def test_srun_gets_the_allocation_options_partition_qos_account_reservation_time_nice(fake_srun):
     args, srun_argv = fake_srun
     options = {"partition": "gpu", "qos": "validation", "account": "ops", "reservation": "fabric_maint"}
-    result = run_module(nccl_test, dict(args, time_limit_min=30, **options))
+    result = run_module(nccl_test, dict(args, time_limit_min=30, nice=50, **options))
     assert not result.failed, result["msg"]
-    assert srun_argv()[:11] == [
+    assert srun_argv()[:12] == [
         "--mpi=pmi2", "--nodes=2", "--ntasks-per-node=1", "--nodelist=gpu[001-002]", "--job-name=ibtune-nccl",
         "--kill-on-bad-exit=1", "--partition=gpu", "--qos=validation", "--account=ops", "--reservation=fabric_maint",
-        "--time=00:30:00",
+        "--time=00:30:00", "--nice=50",
     ]  # fmt: skip
-    assert srun_argv()[11].endswith("all_reduce_perf") and result["cmd"][1:] == srun_argv()
+    assert srun_argv()[12].endswith("all_reduce_perf") and result["cmd"][1:] == srun_argv()
 
 
 def test_a_qos_slurm_cannot_parse_fails_before_srun_runs(fake_srun):

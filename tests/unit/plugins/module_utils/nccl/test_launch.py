@@ -107,6 +107,19 @@ def test_launch_argv_passes_qos_and_reservation_to_srun_and_to_torchrun_under_sr
     assert under[11:13] == ["torchrun", "--nnodes=2"]
 
 
+def test_srun_nice_lowers_the_priority_of_the_step_for_srun_and_torchrun_under_srun():
+    """--nice comes last of the allocation options, as the validation's sbatch writes it (common/slurm_args)."""
+    spec = {"launcher": "srun", "hosts": ["n1", "n2"], "ranks_per_node": 1, "srun_mpi": "pmi2", "nice": 100,
+            "exclusive": True}  # fmt: skip
+    assert launch.launch_argv(spec, ["all_reduce_perf"])[7:] == ["--exclusive", "--nice=100", "all_reduce_perf"]
+    under = launch.launch_argv(dict(spec, launcher="torchrun", torchrun_under_srun=True), ["bench.py"])
+    assert under[7:10] == ["--exclusive", "--nice=100", "torchrun"]
+    assert "--nice" not in " ".join(launch.srun_argv(["n1"], 1, nice=0))  # 0: none, as for sbatch
+    for bad in (True, "10", 2.5):
+        with pytest.raises(launch.LaunchError, match="srun's --nice takes a whole number"):
+            launch.srun_argv(["n1"], 1, nice=bad)
+
+
 @pytest.mark.parametrize(
     ("hosts", "needle"), [([], "at least one host"), (["n1", "n1"], "name a node twice"), (["a b"], "odd")]
 )
