@@ -128,6 +128,11 @@ class _Join:
         for key, role in self.duplicates:
             self.duplicate_roles.setdefault(key, []).append(role)
         self.by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
+        # a float, as the report's normaliser makes it: fabric_join's duration is an int, and an int figure sent
+        # every result of a pass down the normaliser's slow path (results.normalize_result), 4x the time
+        duration = settings.get("duration")
+        number = isinstance(duration, (int, float)) and not isinstance(duration, bool)
+        self.duration_s = float(duration) if number else duration
         self.thresholds = {}
 
     def rail_of(self, host, rail):
@@ -164,7 +169,7 @@ def _base(join, pair, rail, sside, cside):
         # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
         "pass": 1 if join.kind == "latency" else int(pair.get("pass") or 1),
         "round": int(pair["round"]),
-        "duration_s": join.settings.get("duration"),
+        "duration_s": join.duration_s,
         # the parameters a baseline compares like with like (report/baseline.py PARAMS)
         "size": join.settings.get("size"),
         "qps": join.settings.get("qps"),
