@@ -129,7 +129,7 @@ class _Join:
             self.duplicate_roles.setdefault(key, []).append(role)
         self.by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
         # a float, as the report's normaliser makes it: fabric_join's duration is an int, and an int figure sent
-        # every result of a pass down the normaliser's slow path (results.normalize_result), 4x the time
+        # every result of a pass down the normaliser's slow path (results.normalize_result): 3.3 us a result, not 1.2
         duration = settings.get("duration")
         number = isinstance(duration, (int, float)) and not isinstance(duration, bool)
         self.duration_s = float(duration) if number else duration
