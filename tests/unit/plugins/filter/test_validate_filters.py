@@ -51,3 +51,27 @@ def test_the_report_judges_the_switch_counters_read_after_the_passes():
     assert out == dict(stage, switch_counter_violations=[])  # only the two keys; isl_traffic absent after: kept
     assert stage["switch_counter_violations"] == [{"delta": 1}]  # the input is not changed
     assert validate_topology.topology_after_passes(stage, {}) == stage
+
+
+def test_slice_sides_makes_the_sides_of_a_written_slice_file_and_names_itself_on_a_bad_one(tmp_path):
+    """What pass.yml hands perftest_schedule: the sides of a slice file as plan.write_plan wrote it (read back as
+    JSON, as from_json does), the plan's own; a slice that is not ours fails the task naming the filter."""
+    import json
+
+    import pytest
+    from ansible.errors import AnsibleFilterError
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    hosts = ["n1", "n2", "n3"]
+    rails = dict((h, [{"rail": "mlx5_0:1", "device": "mlx5_0", "port": 1, "rate_gbps": 400.0}]) for h in hosts)
+    planned = plan.plan_pass(hosts, rails, dict((h, "10.0.0.%d" % i) for i, h in enumerate(hosts)))
+    _plan_file, slice_dir = plan.write_plan(str(tmp_path), planned, hosts, rails, 1)
+    with open("%s/n2.json" % slice_dir) as handle:
+        sides = validate.slice_sides(json.load(handle))
+    assert sides == sidefiles.slice_sides(planned["slices"]["n2"])
+    assert len(sides) == 2 and {s["role"] for s in sides} == {"server", "client"}
+    assert all(s["host"] == "n2" and s["tcp_port"] >= 18515 for s in sides)
+    with pytest.raises(AnsibleFilterError, match="slice_sides: a slice is a list of sides or a format-2 slice"):
+        validate.slice_sides({"format": 9})
+    assert "slice_sides" in validate.FilterModule().filters()
