@@ -75,7 +75,13 @@ options:
     description: Latency ceiling for the 99th percentile, in microseconds.
     type: float
   dest:
-    description: Controller path of the joined results file (a JSON list of pair results).
+    description:
+      - Controller path of the joined results file, a JSON list of pair results.
+      - Above 20000 results (1024 hosts x 8 rails all_pairs is 4.2 M) runs of results with the same keys are
+        written as table items (objects with C(ibtune_table) 1, C(const), C(columns) and C(rows)), what the
+        rows share once and the rest per row, in order.
+      - M(ibtune.fabric.fabric_report) (its O(ibtune.fabric.fabric_report#module:results_paths)) and
+        M(ibtune.fabric.fabric_plan) (its O(ibtune.fabric.fabric_plan#module:retest_from)) read both forms.
     type: path
     required: true
 attributes:

@@ -39,7 +39,11 @@ description:
     baseline (the last O(baseline_keep) per link are kept), so a regression never heals itself into it.
   - Writes C(report.json), C(junit.xml) (a testcase per host, per pair and per node counter check; a failure's
     C(type) is its failure kind), C(summary.md), C(ibtune.prom) (Prometheus textfile, metrics as in the
-    collection's contracts) and C(report.html) atomically into O(dest).
+    collection's contracts), C(report.html) and C(results.json) atomically into O(dest).
+  - C(results.json) holds every pair result, in M(ibtune.fabric.fabric_join)'s form (above 20000 results,
+    table items). C(report.json) holds them too up to 20000 results, and above only those that did not pass
+    (C(results_complete) says which), so that it stays a file a person and M(ibtune.fabric.slurm_remediate)
+    read whole; its other keys (verdict, hosts, suspects, failed pairs) are the same at any size.
   - Fails (when O(fail_on_failure)) with one message that names the culprits and their figures, after the
     report is written.
 extends_documentation_fragment:
@@ -70,7 +74,8 @@ options:
   results_paths:
     description:
       - JSON files on the node where the module runs (the controller), each a list of pair results as in
-        O(results); the controller's join step writes them. Read and appended to O(results).
+        O(results), in either form M(ibtune.fabric.fabric_join) writes (above 20000 results, table items);
+        the controller's join step writes them. Read and appended to O(results).
     type: list
     elements: path
     default: []
@@ -425,7 +430,7 @@ files:
   type: list
   elements: str
   sample: [/srv/reports/ibtune.prom, /srv/reports/junit.xml, /srv/reports/report.html, /srv/reports/report.json,
-           /srv/reports/summary.md]
+           /srv/reports/results.json, /srv/reports/summary.md]
 baseline_updated:
   description: Whether the baseline file was (or in check mode would be) rewritten.
   returned: always

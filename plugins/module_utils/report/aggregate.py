@@ -8,14 +8,17 @@ at scale (pure; render.py and html.py call it).
 (374 MiB), one JUnit testcase per pair 247 MiB, one heatmap cell per pair a page no browser draws. Above
 ``AGGREGATE_ABOVE`` results those outputs carry instead one entry per (host, device, test) - its pairs, the
 failed ones, the lowest and median figure - and every FAILED pair still on its own (a failure is never folded
-into an aggregate); report.json keeps the full pair list.
+into an aggregate); report.json lists the pairs that did not pass, and results.json every pair (table-encoded).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-AGGREGATE_ABOVE = 20000  # pair results; below, every output lists every pair
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+# pair results; below, every output lists every pair (the same size as the results files go compact above)
+AGGREGATE_ABOVE = resultfile.COMPACT_ABOVE
 FAILED_LISTED = 20  # failing pairs a JUnit aggregate testcase names (the rest are counted)
 
 

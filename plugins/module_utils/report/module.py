@@ -12,10 +12,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import (
     load_baseline,
     locked,
@@ -24,7 +24,6 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline impo
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
-    report_files,
     render_files,
     to_json,
     write_atomic,
@@ -46,24 +45,14 @@ class ReportError(Exception):
 
 
 def read_results_files(paths):
-    """The pair results of every file in `paths` (each a JSON list of pair results), concatenated."""
+    """The pair results of every file in `paths` (each a results file as fabric_join writes it, in either of the
+    forms of validate/resultfile.py), concatenated."""
     out = []
     for index, path in enumerate(paths or []):
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (IOError, OSError) as exc:
-            raise ReportError("cannot read results_paths[%d] %s: %s" % (index, path, exc))
-        except ValueError as exc:
-            raise ReportError(
-                "results_paths[%d] %s is not valid JSON (%s): the join step writes a JSON list of pair results"
-                % (index, path, exc)
-            )
-        if not isinstance(data, list):
-            raise ReportError(
-                "results_paths[%d] %s holds a JSON %s, not a list of pair results" % (index, path, type(data).__name__)
-            )
-        out.extend(data)
+            out.extend(resultfile.read_results(path, "results_paths[%d] %s" % (index, path)))
+        except resultfile.ResultsFileError as exc:
+            raise ReportError(str(exc))
     return out
 
 
@@ -114,7 +103,7 @@ def _build(p, baseline):
 
 def _write_files(dest, files, check_mode):
     if check_mode:
-        return [os.path.join(dest, name) for name in report_files()]
+        return [os.path.join(dest, name) for name in sorted(files)]
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise ReportError("dest %s exists and is not a directory: give a directory for the report files" % dest)
     try:

@@ -25,6 +25,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     violation_text,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     median_of,
@@ -34,7 +35,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     fmt_us,
 )
 
-REPORT_FILES = ("report.json", "junit.xml", "summary.md", "ibtune.prom", "report.html")
+REPORT_FILES = ("report.json", "results.json", "junit.xml", "summary.md", "ibtune.prom", "report.html")
+RESULTS_FILE = "results.json"  # every pair result (validate/resultfile.py's form), whatever report.json lists
 
 
 def report_files():
@@ -625,16 +627,31 @@ def render_all(report, history=None):
     """{file name: content} for the report files (REPORT_FILES); `history` is the baseline dict that
     report.html draws the per-link trends from (None: no trends)."""
     files = render_files(report, history)
-    files["report.json"] = "".join(files["report.json"])
+    for name in ("report.json", RESULTS_FILE):
+        files[name] = "".join(files[name])
     return files
 
 
+def report_document(report):
+    """What report.json holds: the report, with every pair result up to aggregate.AGGREGATE_ABOVE and above only
+    those that did not pass (a pass's 4.2 M results were 2.4 GB of report.json, a file slurm_remediate and a
+    person must read whole). RESULTS_FILE always has them all; ``results_complete`` says which report.json has."""
+    results = report["results"]
+    complete = not _aggregate.aggregated(report)
+    doc = dict(report, results_file=RESULTS_FILE, results_complete=complete)
+    if not complete:
+        doc["results"] = [res for res in results if not res.get("passed")]
+    return doc
+
+
 def render_files(report, history=None):
-    """render_all's files, report.json as a generator of its pieces (json_pieces) that write_atomic writes as they
-    come (made only when written: nothing in check mode)."""
+    """render_all's files, report.json and results.json as generators of their pieces (json_pieces,
+    resultfile.results_chunks) that write_atomic writes as they come (made only when written: nothing in check
+    mode)."""
     host_rails = _aggregate.by_host_rail(report["results"])  # once, for the three outputs that carry it
     return {
-        "report.json": json_pieces(report),
+        "report.json": json_pieces(report_document(report)),
+        RESULTS_FILE: resultfile.results_chunks(report["results"], compact=_aggregate.aggregated(report)),
         "junit.xml": to_junit(report, host_rails),
         "summary.md": to_markdown(report),
         "ibtune.prom": to_prometheus(report, host_rails),

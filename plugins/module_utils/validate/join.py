@@ -13,10 +13,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import kinds as testkinds
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
 
 _NOTHING = {}  # the sides of a key that nothing came back for (never written to)
 # Client-side kinds that are consequences of the server side not being there.
@@ -277,9 +277,10 @@ def join_checked(pairs, sides, rails, settings):
 
 
 def join_written(pairs, sides, rails, settings, dest):
-    """(summary, failed results, refused): join_checked's, with the results written to ``dest`` (a JSON list, as
-    plan.write_json writes it) as they are joined instead of held: at 1024 hosts x 8 rails all_pairs the 4.2 M
-    result dicts were most of the join's memory. ``dest`` None writes nothing (check mode)."""
+    """(summary, failed results, refused): join_checked's, with the results written to ``dest`` as they are joined
+    instead of held: at 1024 hosts x 8 rails all_pairs the 4.2 M result dicts were most of the join's memory. The
+    file is resultfile.py's: a JSON list of results, table-encoded when the pass plans more than
+    resultfile.COMPACT_ABOVE of them. ``dest`` None writes nothing (check mode)."""
     with paused_gc():
         join = _Join(sides, rails, settings)
         failed = []
@@ -296,7 +297,8 @@ def join_written(pairs, sides, rails, settings, dest):
             for _res in counted():
                 pass
         else:
-            files.write_chunks(dest, files.json_list_chunks(counted(), sort_keys=True, separators=(",", ":")))
+            planned = sum(len(pair["rails"]) for pair in pairs)
+            resultfile.write_results(dest, counted(), compact=planned > resultfile.COMPACT_ABOVE)
         counts = summary(failed)
         counts["results"] = count[0]
         return counts, failed, _refused(join)

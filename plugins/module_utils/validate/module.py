@@ -17,7 +17,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan as plan_utils
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate import schedule, sidefiles
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile, schedule, sidefiles
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import switches
 
 # --- fabric_plan ----------------------------------------------------------------------------------------------
@@ -26,8 +26,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate import swit
 def _plan_result(p, check_mode):
     rounds = None
     if p["retest_from"]:
-        with open(p["retest_from"]) as handle:
-            first = json.load(handle)
+        first = resultfile.read_results(p["retest_from"], "retest_from %s" % p["retest_from"])  # a ValueError
         groups = switches.resolve(topology=p["topology"], group_var=p["groups"])
         rounds = pairs_utils.retest_plan(
             first, hosts=p["hosts"], exclude=p["exclude"], rails=p["rails"], groups=groups,

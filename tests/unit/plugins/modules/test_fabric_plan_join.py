@@ -47,6 +47,54 @@ def test_plan_writes_one_slice_per_host_and_join_reads_the_plan(tmp_path):
     assert len(json.loads(dest.read_text())) == 12
 
 
+def test_a_pass_above_compact_above_is_table_encoded_and_every_reader_reads_it_alike(tmp_path, monkeypatch):
+    """The join writes the table form above resultfile.COMPACT_ABOVE (here 4 results); the second pass's planner
+    (retest_from) and fabric_report (results_paths) read it as they read the plain list."""
+    from ansible_collections.ibtune.fabric.plugins.modules import fabric_report
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+    res = run_module(fabric_plan, {"hosts": HOSTS, "rails": RAILS, "addresses": ADDR, "dest": str(tmp_path)})
+    sides = []
+    for host in HOSTS:
+        for side in slice_sides(json.loads((tmp_path / "pass1" / ("%s.json" % host)).read_text())):
+            slow = side["role"] == "client" and {side["host"], side["peer"]} == {"n2", "n3"}
+            sides.append(dict(side, failure_kind=None, failure=None, bw_avg_gbps=180.0 if slow else 392.0))
+    plain, table = tmp_path / "plain.json", tmp_path / "table.json"
+    run_module(fabric_join, {"plan": res["plan_file"], "sides": sides, "min_link_fraction": 0.9, "dest": str(plain)})
+    monkeypatch.setattr(resultfile, "COMPACT_ABOVE", 4)
+    joined = run_module(
+        fabric_join, {"plan": res["plan_file"], "sides": sides, "min_link_fraction": 0.9, "dest": str(table)}
+    )
+    assert joined["result_count"] == 12 and joined["failed_results"] == 2
+    items = json.loads(table.read_text())
+    assert any(resultfile.TABLE_KEY in item for item in items) and len(items) < 12
+    assert resultfile.read_results(str(table)) == json.loads(plain.read_text())
+
+    def retest(path):
+        return run_module(
+            fabric_plan,
+            {"hosts": HOSTS, "rails": RAILS, "addresses": ADDR, "dest": str(tmp_path / path.stem), "pass_number": 2,
+             "retest_from": str(path)},
+        )  # fmt: skip
+
+    from_plain, from_table = retest(plain), retest(table)
+    assert not from_table.failed and from_table["participants"] == from_plain["participants"]
+    assert from_table["pairs"] == from_plain["pairs"] > 0
+
+    def report(path):
+        return run_module(
+            fabric_report, {"results_paths": [str(path)], "dest": str(tmp_path / ("report-" + path.stem))}
+        )
+
+    by_plain, by_table = report(plain), report(table)
+    assert by_table["passed"] is by_plain["passed"] is False
+    assert by_table["failed_pairs"] == by_plain["failed_pairs"] and len(by_table["failed_pairs"]) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"ibtune_table": 1, "const": {}, "columns": ["server"], "rows": [["a", "b"]]}]')
+    refused = retest(bad)
+    assert refused.failed and "fabric_plan: retest_from %s[0] row 0 does not hold the 1 columns" % bad in refused["msg"]
+
+
 def test_second_pass_retests_against_known_good_and_bars_excluded(tmp_path):
     first = []
     for a, b in (("n1", "n2"), ("n3", "n4"), ("n1", "n3"), ("n2", "n4"), ("n1", "n4"), ("n2", "n3")):

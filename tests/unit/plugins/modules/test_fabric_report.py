@@ -12,7 +12,7 @@ from ansible_collections.ibtune.fabric.plugins.modules import fabric_report
 from tests.unit.modules_harness import run_module
 
 PROMTOOL = shutil.which("promtool")
-FILES = ["ibtune.prom", "junit.xml", "report.html", "report.json", "summary.md"]
+FILES = ["ibtune.prom", "junit.xml", "report.html", "report.json", "results.json", "summary.md"]
 
 
 def measure(server, client, round_, pass_, slow=()):

@@ -120,3 +120,26 @@ def test_render_all_works_out_the_host_rail_summary_once_and_its_files_are_the_r
     assert files["ibtune.prom"] == render.to_prometheus(big)
     assert files["report.html"] == to_html(big)
     assert len(calls) == 4  # each renderer alone works it out itself
+
+
+def test_above_the_size_report_json_lists_what_did_not_pass_and_results_json_every_pair(big, tmp_path):
+    """report.json stays a file a person and slurm_remediate read whole; results.json (table-encoded) has every
+    pair, read back by resultfile.read_results as the report held them."""
+    import json
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+    render.write_atomic(str(tmp_path / "big"), render.render_files(big))
+    doc = json.loads((tmp_path / "big" / "report.json").read_text())
+    failed = [r for r in big["results"] if not r["passed"]]
+    assert doc["results_complete"] is False and doc["results_file"] == "results.json"
+    assert doc["results"] == failed and len(failed) == 79
+    assert doc["failed_hosts"] == big["failed_hosts"] and doc["totals"] == big["totals"]
+    assert resultfile.read_results(str(tmp_path / "big" / "results.json")) == big["results"]
+    items = json.loads((tmp_path / "big" / "results.json").read_text())
+    assert any(resultfile.TABLE_KEY in item for item in items)
+    small = dict(big, results=big["results"][:10])
+    render.write_atomic(str(tmp_path / "small"), render.render_files(small))
+    doc = json.loads((tmp_path / "small" / "report.json").read_text())
+    assert doc["results_complete"] is True and doc["results"] == small["results"]
+    assert json.loads((tmp_path / "small" / "results.json").read_text()) == small["results"]  # the plain list

@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A list of pair results on disk: a pass's results file (fabric_join's dest) and the report's results.json.
+
+The file is a JSON list. Up to ``COMPACT_ABOVE`` results, each item is one pair result (a dict), as jq, from_json
+and a person read it. Above, consecutive results are written as table items: the results of one pass differ in a
+few keys (the hosts, the rail, the round, the figures) and share the rest (the test, the thresholds, the
+verdict), so a run of results with the same keys becomes
+
+    {"ibtune_table": 1, "const": {key: value shared by every row}, "columns": [other keys], "rows": [[values]]}
+
+(a run of one stays a plain dict). At 1024 hosts x 8 rails all_pairs this writes 4.2 M results in a sixth of the
+bytes and a fraction of the encoder's time. The order of the results is kept, and reading a file back gives dicts
+equal to those written (a value is shared in ``const`` only when every row holds the same scalar of the same
+type: True, 1 and 1.0 stay apart, and so do 0.0 and -0.0). Every reader goes through ``read_results``, which
+reads both forms.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import operator
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
+
+# pair results above which the files that list them go compact: the results file is table-encoded, and the
+# report (report/aggregate.py) summarises per host and rail what cannot take one line per pair
+COMPACT_ABOVE = 20000
+TABLE_KEY = "ibtune_table"
+TABLE_VERSION = 1
+TABLE_ROWS = 4096  # results encoded at a time (and the most rows of one table item)
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class ResultsFileError(ValueError):
+    """A results file that is not a list of pair results (the message names the file and the item)."""
+
+
+def _same(column):
+    """Whether every value of a column is the first's: equal, of the same scalar type, and (a zero) of the same
+    sign. list.count and the set of types run in C: this is per key, not per value, in Python."""
+    first = column[0]
+    if column.count(first) != len(column):
+        return False
+    types = set(map(type, column))
+    if len(types) != 1 or types.pop() not in _SCALARS:
+        return False
+    return first != 0.0 or not isinstance(first, float) or len(set(map(repr, column))) == 1
+
+
+def _table(run, keys):
+    """The table item of ``run`` (dicts with the keys ``keys``, in that order)."""
+    if len(keys) > 1:
+        columns = list(zip(*map(operator.itemgetter(*keys), run)))
+    else:  # itemgetter of one key gives the value, not a tuple; of none, nothing
+        columns = [[r[key] for r in run] for key in keys]
+    const, names, varying = {}, [], []
+    for key, column in zip(keys, columns):
+        column = list(column)
+        if _same(column):
+            const[key] = column[0]
+        else:
+            names.append(key)
+            varying.append(column)
+    rows = list(zip(*varying)) if varying else [()] * len(run)
+    return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
+
+
+def table_items(results):
+    """The items of the compact form for ``results`` (an iterable, read once): runs of results with the same keys
+    as table items, a run of one as its dict, in order, TABLE_ROWS results at a time."""
+    batch = []
+    for res in results:
+        if TABLE_KEY in res:
+            raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
+        batch.append(res)
+        if len(batch) == TABLE_ROWS:
+            yield from _batch_items(batch)
+            batch = []
+    if batch:
+        yield from _batch_items(batch)
+
+
+def _batch_items(batch):
+    start, shape = 0, tuple(batch[0])
+    for index in range(1, len(batch) + 1):
+        here = tuple(batch[index]) if index < len(batch) else None
+        if here == shape:
+            continue
+        run = batch[start:index]
+        yield run[0] if len(run) == 1 else _table(run, sorted(shape))
+        start, shape = index, here
+
+
+def results_chunks(results, compact):
+    """The JSON text of the results file in pieces: ``compact`` (a bool) picks the table form."""
+    items = table_items(results) if compact else results
+    return files.json_list_chunks(items, chunk=4 if compact else 4096, sort_keys=True, separators=(",", ":"))
+
+
+def write_results(dest, results, compact):
+    """Write ``results`` (an iterable, written as it comes) to ``dest`` atomically; returns dest."""
+    return files.write_chunks(dest, results_chunks(results, compact))
+
+
+def _expand(item, where):
+    const, names, rows = item.get("const"), item.get("columns"), item.get("rows")
+    if item[TABLE_KEY] != TABLE_VERSION or not isinstance(const, dict) or not isinstance(names, list):
+        raise ResultsFileError(
+            "%s is a table item of another version or shape (ibtune_table %r)" % (where, item[TABLE_KEY])
+        )
+    if not isinstance(rows, list):
+        raise ResultsFileError("%s: a table item's rows must be a list" % where)
+    width = len(names)
+    out = []
+    for number, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != width:
+            raise ResultsFileError("%s row %d does not hold the %d columns %s" % (where, number, width, names))
+        res = dict(const)
+        res.update(zip(names, row))
+        out.append(res)
+    return out
+
+
+def expand_items(items, name="results"):
+    """The pair results of a decoded results file (a list of results and table items), in order. A table item
+    is dropped from ``items`` as it is expanded, so its rows and its dicts are not both held for long."""
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and TABLE_KEY in item:
+            out.extend(_expand(item, "%s[%d]" % (name, index)))
+            items[index] = None
+        else:
+            out.append(item)
+    return out
+
+
+def read_results(path, name=None):
+    """The pair results of the results file ``path`` (either form). Raises ResultsFileError naming ``name`` (e.g.
+    results_paths[1], default the path) when the file cannot be read, is not JSON or is not a list; the items
+    themselves are the report's to validate (results.normalize_results)."""
+    name = name or path
+    try:
+        with open(path, encoding="utf-8") as handle, paused_gc():  # millions of new dicts: see common/memory.py
+            data = json.load(handle)
+    except (IOError, OSError) as exc:
+        raise ResultsFileError("cannot read %s: %s" % (name, exc))
+    except ValueError as exc:
+        raise ResultsFileError(
+            "%s is not valid JSON (%s): the join step writes a JSON list of pair results" % (name, exc)
+        )
+    if not isinstance(data, list):
+        raise ResultsFileError("%s holds a JSON %s, not a list of pair results" % (name, type(data).__name__))
+    with paused_gc():
+        return expand_items(data, name)

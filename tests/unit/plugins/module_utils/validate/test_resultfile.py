@@ -1,0 +1,143 @@
+"""A list of pair results on disk: the plain form up to COMPACT_ABOVE, the table form above, read back the same."""
+
+import json
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+
+def result(server, client, rail, round_no, bw, **extra):
+    doc = {
+        "server": server,
+        "client": client,
+        "rail": rail,
+        "round": round_no,
+        "bw_avg_gbps": bw,
+        "bw_peak_gbps": 0.0,
+        "test": "write",
+        "kind": "bandwidth",
+        "threshold_gbps": 360.0,
+        "passed": bw >= 360.0,
+        "failure_kind": None if bw >= 360.0 else "below_threshold",
+        "duration_s": 10.0,
+    }
+    doc.update(extra)
+    return doc
+
+
+def typed(results):
+    """The results as JSON text: tells True from 1 from 1.0 and 0.0 from -0.0, where == does not."""
+    return json.dumps(results, sort_keys=True)
+
+
+def write_read(tmp_path, results, compact=True):
+    path = tmp_path / "results.json"
+    resultfile.write_results(str(path), iter(results), compact=compact)
+    return path, resultfile.read_results(str(path))
+
+
+def test_a_pass_in_the_table_form_reads_back_equal_in_order_and_far_smaller(tmp_path):
+    results = [
+        result("node%02d" % s, "node%02d" % c, "mlx5_%d:1" % r, s, 392.0 if (s, c, r) != (3, 5, 1) else 180.0)
+        for s in range(12)
+        for c in range(12)
+        if s != c
+        for r in range(4)
+    ]
+    path, back = write_read(tmp_path, results)
+    assert back == results and typed(back) == typed(results)
+    plain = tmp_path / "plain.json"
+    resultfile.write_results(str(plain), iter(results), compact=False)
+    assert json.loads(plain.read_text()) == results
+    assert path.stat().st_size * 3 < plain.stat().st_size
+    (table,) = json.loads(path.read_text())
+    # one run of results with the same keys: what every row shares is written once, the rest per row
+    assert table["const"]["test"] == "write" and table["const"]["duration_s"] == 10.0
+    assert table["columns"] == ["bw_avg_gbps", "client", "failure_kind", "passed", "rail", "round", "server"]
+    assert len(table["rows"]) == len(results)
+    healthy = [r for r in results if r["passed"]]
+    _path, back = write_read(tmp_path, healthy)
+    assert back == healthy
+    (table,) = json.loads(_path.read_text())
+    assert table["const"]["passed"] is True and "passed" not in table["columns"]
+
+
+def test_the_plain_form_is_the_json_list_a_person_and_from_json_read(tmp_path):
+    results = [result("a", "b", "mlx5_0:1", 1, 392.0), result("b", "a", "mlx5_0:1", 2, 100.0)]
+    path, back = write_read(tmp_path, results, compact=False)
+    assert path.read_text() == json.dumps(results, sort_keys=True, separators=(",", ":"))
+    assert back == results
+
+
+def test_runs_break_where_the_keys_change_and_at_every_batch_of_table_rows(tmp_path, monkeypatch):
+    monkeypatch.setattr(resultfile, "TABLE_ROWS", 5)
+    results = [result("a", "b", "mlx5_0:1", n, 392.0) for n in range(12)]
+    results[7]["peer_median"] = 390.0  # another key set: its own item
+    path, back = write_read(tmp_path, results)
+    assert back == results
+    doc = json.loads(path.read_text())
+    # batch 1: rows 0-4; batch 2: rows 5-6, row 7 alone, rows 8-9; batch 3: rows 10-11
+    assert [len(item["rows"]) if resultfile.TABLE_KEY in item else "dict" for item in doc] == [5, 2, "dict", 2, 2]
+
+
+# values that == one another but are not the same in JSON (True, 1, 1.0; 0, False, 0.0, -0.0), and others
+CONFUSABLE = st.sampled_from([True, 1, 1.0, False, 0, 0.0, -0.0, None, "1", ""])
+SCALARS = st.one_of(CONFUSABLE, st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(["a", "mlx5_0:1"]))
+# mostly the same two keys (runs form), now and then a third (a run breaks)
+RESULTS = st.lists(
+    st.fixed_dictionaries(
+        {"server": st.sampled_from(["a", "b"]), "bw": SCALARS}, optional={"passed": CONFUSABLE, "x": SCALARS}
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(results=RESULTS, rows=st.integers(1, 7))
+@example(results=[{"server": "a", "bw": 0.0}, {"server": "a", "bw": -0.0}], rows=4)
+@example(results=[{"server": "a", "bw": True}, {"server": "a", "bw": 1}, {"server": "a", "bw": 1.0}], rows=4)
+def test_any_results_read_back_as_written_value_for_value_and_type_for_type(tmp_path_factory, results, rows):
+    """True, 1 and 1.0 are == in Python but not in JSON or in a report: a column is shared only when every value
+    is the same scalar of the same type (and a zero of the same sign)."""
+    resultfile.TABLE_ROWS, saved = rows, resultfile.TABLE_ROWS
+    try:
+        _path, back = write_read(tmp_path_factory.mktemp("r"), results)
+    finally:
+        resultfile.TABLE_ROWS = saved
+    assert back == results and typed(back) == typed(results)
+
+
+def test_lists_are_never_shared_between_results(tmp_path):
+    results = [dict(result("a", "b", "mlx5_0:1", n, 392.0), hosts=["a", "b"]) for n in range(3)]
+    _path, back = write_read(tmp_path, results)
+    back[0]["hosts"].append("c")
+    assert back[1]["hosts"] == ["a", "b"]
+
+
+def test_a_result_holding_the_table_marker_is_refused(tmp_path):
+    with pytest.raises(resultfile.ResultsFileError, match="ibtune_table"):
+        write_read(tmp_path, [dict(result("a", "b", "r", 1, 392.0), ibtune_table=1)])
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("{}", r"results_paths\[0\] holds a JSON dict, not a list of pair results"),
+        ("[1,", r"results_paths\[0\] is not valid JSON \(Expecting value"),
+        (
+            '[{"ibtune_table": 1, "const": {}, "columns": ["a", "b"], "rows": [[1, 2], [3]]}]',
+            r"results_paths\[0\]\[0\] row 1 does not hold the 2 columns \['a', 'b'\]",
+        ),
+        ('[{"ibtune_table": 2, "const": {}, "columns": [], "rows": []}]', "another version or shape"),
+    ],
+)
+def test_a_file_that_is_not_a_results_file_is_named_with_what_is_wrong(tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(resultfile.ResultsFileError, match=words):
+        resultfile.read_results(str(path), "results_paths[0]")
+    with pytest.raises(resultfile.ResultsFileError, match=r"cannot read results_paths\[0\]: .*No such file"):
+        resultfile.read_results(str(tmp_path / "missing.json"), "results_paths[0]")
