@@ -57,12 +57,13 @@ def fleet(n_hosts, n_rails, strategy):
 
 
 def simulate_hosts(planned, results_dir):
-    """Each host's side file as ibtune-schedule writes it (one line per side, appended per round)."""
+    """Each host's side file as ibtune-schedule writes it (sidefiles.side_lines: a round's sides appended at once,
+    those that share their keys as one table line), each file written in one go."""
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
     os.makedirs(results_dir)
     for host, doc in planned["slices"].items():
-        out = []
+        rounds = {}
         for side in sidefiles.slice_sides(doc):
             res = dict((k, side[k]) for k in ("pass", "round", "role", "host", "peer", "rail", "device", "port"))
             res.update(
@@ -71,8 +72,9 @@ def simulate_hosts(planned, results_dir):
             if side["role"] == "client":
                 slow = hash((side["host"], side["peer"], side["rail"])) % 500 == 0
                 res.update(bw_avg_gbps=180.0 if slow else 392.0, bw_peak_gbps=0.0, msg_size=65536)
-            out.append(res)
-        sidefiles.append_sides(os.path.join(results_dir, host + sidefiles.SIDES_SUFFIX), out)
+            rounds.setdefault(side["round"], []).append(res)
+        with open(os.path.join(results_dir, host + sidefiles.SIDES_SUFFIX), "w") as handle:
+            handle.write("".join(sidefiles.side_lines(rounds[r]) for r in sorted(rounds)))
 
 
 def report_params(results_path, hosts, dest):

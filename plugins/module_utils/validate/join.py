@@ -116,7 +116,8 @@ def line_rate(srail, crail, bidirectional=False):
 
 
 class _Join:
-    """One pass's join: the plan's rails, the indexed sides, the settings and a cache of bandwidth thresholds."""
+    """One pass's join: the plan's rails, the indexed sides, the settings, and what every result of the pass shares
+    (worked out once: the constant keys, each end's device, port and rate, the gate of each pair of rates)."""
 
     def __init__(self, sides, rails, settings):
         self.settings = settings
@@ -133,7 +134,19 @@ class _Join:
         duration = settings.get("duration")
         number = isinstance(duration, (int, float)) and not isinstance(duration, bool)
         self.duration_s = float(duration) if number else duration
+        self.bidirectional = bool(settings.get("bidirectional"))
+        # the keys every result of the pass holds alike (copied into each result, not built key by key)
+        self.shared = {
+            "test": self.test,
+            "kind": self.kind,
+            "duration_s": self.duration_s,
+            # the parameters a baseline compares like with like (report/baseline.py PARAMS)
+            "size": settings.get("size"),
+            "qps": settings.get("qps"),
+            "bidirectional": self.bidirectional if self.kind == "bandwidth" else None,
+        }
         self.thresholds = {}
+        self.gates = {}
 
     def rail_of(self, host, rail):
         return self.by_name.get(host, {}).get(rail, {})
@@ -147,44 +160,46 @@ class _Join:
                 expect_rate_gbps=s.get("expect_rate_gbps"),
                 server_rate_gbps=rates[0],
                 client_rate_gbps=rates[1],
-                bidirectional=bool(s.get("bidirectional")),
+                bidirectional=self.bidirectional,
             )
         return self.thresholds[rates]
+
+    def bandwidth_gate(self, srail, crail):
+        """(line_rate_gbps, threshold) of a pair of ports, once per pair of rates."""
+        rates = (srail.get("rate_gbps"), crail.get("rate_gbps"))
+        got = self.gates.get(rates)
+        if got is None:
+            got = self.gates[rates] = (line_rate(srail, crail, self.bidirectional), self.threshold(rates))
+        return got
 
 
 def _base(join, pair, rail, sside, cside):
     server, client = pair["server"], pair["client"]
     srail, crail = join.rail_of(server, rail), join.rail_of(client, rail)
-    return {
-        "server": server,
-        "server_device": srail.get("device") or (sside or {}).get("device"),
-        "server_port": srail.get("port") or (sside or {}).get("port"),
-        "client": client,
-        "client_device": crail.get("device") or (cside or {}).get("device"),
-        "client_port": crail.get("port") or (cside or {}).get("port"),
-        "rail": rail,
-        "test": join.test,
-        "kind": join.kind,
+    res = dict(join.shared)
+    res.update(
+        server=server,
+        server_device=srail.get("device") or (sside or {}).get("device"),
+        server_port=srail.get("port") or (sside or {}).get("port"),
+        client=client,
+        client_device=crail.get("device") or (cside or {}).get("device"),
+        client_port=crail.get("port") or (cside or {}).get("port"),
+        rail=rail,
         # the latency pass is a first pass of another kind: the report localises and
         # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
-        "pass": 1 if join.kind == "latency" else int(pair.get("pass") or 1),
-        "round": int(pair["round"]),
-        "duration_s": join.duration_s,
-        # the parameters a baseline compares like with like (report/baseline.py PARAMS)
-        "size": join.settings.get("size"),
-        "qps": join.settings.get("qps"),
-        "bidirectional": bool(join.settings.get("bidirectional")) if join.kind == "bandwidth" else None,
+        round=int(pair["round"]),
         # the figures are the client side's: an invalid figure counts against the host that produced it
-        "measured_by": client,
-    }
+        measured_by=client,
+    )
+    res["pass"] = 1 if join.kind == "latency" else int(pair.get("pass") or 1)
+    return res
 
 
 def _gate_bandwidth(join, res, measured, failure_kind, failure):
     srail, crail = join.rail_of(res["server"], res["rail"]), join.rail_of(res["client"], res["rail"])
     res["bw_avg_gbps"] = measured.get("bw_avg_gbps")
     res["bw_peak_gbps"] = measured.get("bw_peak_gbps")
-    res["line_rate_gbps"] = line_rate(srail, crail, bool(join.settings.get("bidirectional")))
-    threshold = join.threshold((srail.get("rate_gbps"), crail.get("rate_gbps")))
+    res["line_rate_gbps"], threshold = join.bandwidth_gate(srail, crail)
     res["threshold_gbps"] = threshold["threshold_gbps"]
     res["threshold_basis"] = threshold["basis"]
     if failure_kind is not None:

@@ -35,6 +35,25 @@ def test_a_last_line_cut_by_a_kill_is_a_side_that_did_not_come_back(tmp_path):
     assert [s["round"] for s in sidefiles.read_side_file(str(path))] == [1, 1]
 
 
+def test_a_round_of_sides_is_one_table_line_read_back_as_written_and_a_cut_round_is_dropped_whole(tmp_path):
+    """The runner appends a round at a time: the sides that share their keys are one line (resultfile.py's table
+    item), read back equal and in order. A kill while writing round 2's line loses round 2 only."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    round1 = [side(1, "client", "a", "b", "mlx5_%d:1" % r, bw_avg_gbps=390.0 + r) for r in range(8)]
+    round2 = [side(2, "server", "a", "c", "mlx5_%d:1" % r) for r in range(8)]
+    sidefiles.append_sides(str(path), round1)
+    sidefiles.append_sides(str(path), round2)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and all(resultfile.TABLE_KEY in json.loads(line) for line in lines)
+    assert sidefiles.read_side_file(str(path)) == round1 + round2
+    path.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # SIGKILL while writing round 2
+    assert sidefiles.read_side_file(str(path)) == round1
+    sidefiles.write_sides(str(path), round1 + round2)  # the controller's copy: the same form
+    assert path.read_text().splitlines() == lines and sidefiles.read_side_file(str(path)) == round1 + round2
+
+
 def test_a_bad_line_before_the_end_is_refused(tmp_path):
     path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
     path.write_text('{"round": 1}\nnot json\n{"round": 2}\n')
