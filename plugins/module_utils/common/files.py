@@ -68,6 +68,19 @@ def write_chunks(path, chunks, mode=0o644, dir_mode=0o755, fsync=False):
     return path
 
 
+def batches(items, size):
+    """Lists of ``size`` consecutive items of ``items`` (any iterable, read once; the last list may be shorter): the
+    one batching of the writers that stream a file of millions of items (json_list_chunks, report/render.py)."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def json_list_chunks(items, chunk=4096, **dump_options):
     """The text of ``json.dumps(list(items), **dump_options)`` in pieces of ``chunk`` items, byte for byte the
     same, without the list or its whole text in memory (``items`` may be a generator). Not with ``indent``."""
@@ -76,14 +89,8 @@ def json_list_chunks(items, chunk=4096, **dump_options):
     encode = json.JSONEncoder(**dump_options).encode
     sep = dump_options.get("separators", (", ", ": "))[0]
     yield "["
-    batch, first = [], True
-    for item in items:
-        batch.append(item)
-        if len(batch) == chunk:
-            yield ("" if first else sep) + encode(batch)[1:-1]
-            batch, first = [], False
-    if batch:
-        yield ("" if first else sep) + encode(batch)[1:-1]
+    for number, batch in enumerate(batches(items, chunk)):
+        yield ("" if number == 0 else sep) + encode(batch)[1:-1]
     yield "]"
 
 

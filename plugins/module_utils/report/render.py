@@ -61,14 +61,8 @@ JSON_BATCH = 2048  # items of a top-level list or dict per piece of json_pieces
 
 def _batched(lines):
     """ ",\n"-joined ``lines`` (a generator) in pieces of JSON_BATCH lines."""
-    batch, first = [], True
-    for line in lines:
-        batch.append(line)
-        if len(batch) == JSON_BATCH:
-            yield ("" if first else ",\n") + ",\n".join(batch)
-            batch, first = [], False
-    if batch:
-        yield ("" if first else ",\n") + ",\n".join(batch)
+    for number, batch in enumerate(_files.batches(lines, JSON_BATCH)):
+        yield ("" if number == 0 else ",\n") + ",\n".join(batch)
 
 
 def json_pieces(data):
