@@ -24,6 +24,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline impo
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import attach as attach_checks
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.checks import extend_files
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.render import (
+    report_files,
     render_files,
     to_json,
     write_atomic,
@@ -103,7 +104,7 @@ def _build(p, baseline):
 
 def _write_files(dest, files, check_mode):
     if check_mode:
-        return [os.path.join(dest, name) for name in sorted(files)]
+        return [os.path.join(dest, name) for name in report_files()]
     if os.path.exists(dest) and not os.path.isdir(dest):
         raise ReportError("dest %s exists and is not a directory: give a directory for the report files" % dest)
     try:

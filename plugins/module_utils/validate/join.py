@@ -125,7 +125,7 @@ def line_rate(srail, crail, bidirectional=False):
 
 class _Join:
     """One pass's join: the plan's rails, the indexed sides, the settings, and what every result of the pass shares
-    (worked out once: the constant keys, each end's device, port and rate, the gate of each pair of rates)."""
+    (worked out once: the keys every result holds alike, the line rate and the gate of each pair of port rates)."""
 
     def __init__(self, sides, rails, settings):
         self.settings = settings
@@ -193,12 +193,12 @@ def _base(join, pair, rail, sside, cside):
         client_device=crail.get("device") or (cside or {}).get("device"),
         client_port=crail.get("port") or (cside or {}).get("port"),
         rail=rail,
-        # the latency pass is a first pass of another kind: the report localises and
-        # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
         round=int(pair["round"]),
         # the figures are the client side's: an invalid figure counts against the host that produced it
         measured_by=client,
     )
+    # the latency pass is a first pass of another kind: the report localises and
+    # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
     res["pass"] = 1 if join.kind == "latency" else int(pair.get("pass") or 1)
     return res
 
@@ -320,6 +320,7 @@ def join_written(pairs, sides, rails, settings, dest):
             for _res in counted():
                 pass
         else:
+            pairs = list(pairs)  # read twice: counted here, joined below
             planned = sum(len(pair["rails"]) for pair in pairs)
             resultfile.write_results(dest, counted(), compact=planned > resultfile.COMPACT_ABOVE)
         counts = summary(failed)
