@@ -162,10 +162,11 @@ def one(spec):
         def joined():  # what fabric_join does: read the side files as it indexes them, write results as joined
             counts, _failed, _refused = join.join_written(
                 pairs,
-                sidefiles.iter_sides(results_dir),
+                (),
                 rails,
                 {"test": "write", "duration": 10, "min_link_fraction": 0.9},
                 os.path.join(work, "pass1-results.json"),
+                side_files=sidefiles.iter_side_items(results_dir),
             )
             return counts["results"]
 

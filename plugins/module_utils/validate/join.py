@@ -7,11 +7,19 @@ Every pair the plan expected yields one result per rail, also when a side never 
 host died or its schedule was stopped): absence is a failure (``no_result``), never a silent gap.
 The failure kind names the root cause: when the server side failed first (no device, port busy)
 the client's "could not connect" is its consequence, so the server's kind wins.
+
+At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so neither is a dict here: a side is
+indexed as a tuple of what the join reads (SIDE_READS), a side file's table items column by column, and a result is
+made as a row of values in the order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as
+one (resultfile.write_rows). A result becomes a dict only where one is handed over: join_checked's, and the
+failures join_written returns.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import itertools
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
@@ -28,63 +36,155 @@ def _key(pass_no, round_no, rail, server, client):
     return (int(pass_no), int(round_no), str(rail), server, client)
 
 
-def _side_key(side):
-    if side["role"] == "server":
-        server, client = side["host"], side.get("peer")
-    else:
-        server, client = side.get("peer"), side["host"]
-    return _key(side.get("pass") or 1, side["round"], side.get("rail"), server, client)
-
-
 def _label(key, role=None):
     pass_no, round_no, rail, server, client = key
     who = "%s side of " % role if role else ""
     return "%spass %d round %d rail %s %s -> %s" % (who, pass_no, round_no, rail, server, client)
 
 
-# what the join reads of a side (root_cause, _base and the gates): a side is indexed as these keys only, so the
-# index of a pass's millions of sides holds a few keys each, and every clean server side of one port is one dict
+# what the join reads of a side (root_cause, the result's ports and figures, the gates): a side is indexed as a
+# tuple of these values in this order (None where it has none), so the index of a pass's millions of sides holds no
+# dict per side, and every clean server side of one port is one tuple
 SIDE_READS = (
     "device", "port", "failure_kind", "failure", "bw_avg_gbps", "bw_peak_gbps",
     "t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us", "latency_us",
 )  # fmt: skip
+_DEVICE, _PORT, _KIND, _FAILURE, _BW_AVG, _BW_PEAK = range(6)
+_AT = dict((name, at) for at, name in enumerate(SIDE_READS))
+_KEY_FIELDS = ("role", "host", "peer", "pass", "round", "rail")
+_NO_HOST = object()  # a side without a host: not one of a pass's sides, skipped
 
 
-def _slim(side, shared):
-    """The keys of SIDE_READS that ``side`` has; a server side without a failure is the one dict of its device and
-    port in ``shared`` (it carries nothing else the join reads)."""
-    if side["role"] == "server" and not side.get("failure_kind") and not side.get("failure"):
-        port = (side.get("device"), side.get("port"))
-        got = shared.get(port)
-        if got is None:
-            got = shared[port] = dict((k, side[k]) for k in ("device", "port") if k in side)
-        return got
-    # a key whose value is None is left out: the join reads every side with .get (a clean client side, the most
-    # common entry of the index, is 4 keys instead of 6: a dict of 8 slots, not 16)
-    return {k: side[k] for k in SIDE_READS if side.get(k) is not None}
+def side_dict(side):
+    """The indexed side (a tuple, see SIDE_READS) as a dict of the values it has, or None for no side."""
+    if side is None:
+        return None
+    return dict((k, v) for k, v in zip(SIDE_READS, side) if v is not None)
 
 
-def index_sides(sides, duplicates=None):
+_FIELDS = _KEY_FIELDS + SIDE_READS  # the columns _index_columns reads, in its order
+_MISSING = tuple(_NO_HOST if name == "host" else None for name in _FIELDS)  # what each is when a side lacks it
+
+
+def _dict_columns(side):
+    """The columns of one side dict (_FIELDS, in order)."""
+    return [(side.get(name, missing),) for name, missing in zip(_FIELDS, _MISSING)]
+
+
+def _put(index, key, at, side, duplicates):
+    """Index ``side`` as side ``at`` (0 server, 1 client) of ``key``; a second one is never merged."""
+    got = index.get(key)
+    if got is None:
+        got = index[key] = [None, None]
+    if got[at] is not None:
+        if duplicates is not None:
+            duplicates.append((key, _ROLES[at]))
+        return
+    got[at] = side
+
+
+def _clean_server(side, shared):
+    """A server side without a failure as the one tuple of its device and port in ``shared`` (it carries nothing else
+    the join reads); another side as it is."""
+    if side[_KIND] or side[_FAILURE]:
+        return side
+    port = side[:2]
+    got = shared.get(port)
+    if got is None:
+        got = shared[port] = port + (None,) * (len(SIDE_READS) - 2)
+    return got
+
+
+def _index_columns(index, columns, shared, duplicates):
+    """Index the sides given column by column (_FIELDS, in order: each column the values of a key, in side
+    order)."""
+    width = len(_KEY_FIELDS)
+    for row in zip(*columns):
+        role, host, peer, pass_no, round_no, rail = row[:width]
+        if host is _NO_HOST or role not in _ROLES:
+            continue
+        if round_no is None:
+            raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
+        if role == "server":
+            _put(
+                index, _key(pass_no or 1, round_no, rail, host, peer), 0, _clean_server(row[width:], shared), duplicates
+            )
+        else:
+            _put(index, _key(pass_no or 1, round_no, rail, peer, host), 1, row[width:], duplicates)
+
+
+def _index_table(index, item, where, shared, duplicates):
+    """Index a table item of sides. The common one, a host's round (one role, peer, pass and round, a row per
+    rail), is indexed rail by rail with its key made once; another, row by row (_index_columns)."""
+    const, names, columns, count = resultfile.table_columns(item, where)
+    # the names of hosts, rails and devices as one string object each (``shared`` holds them too), not one per
+    # side as JSON makes them: 8.4 M keys and sides at 1024 hosts x 8 rails all_pairs
+    at = dict(zip(names, resultfile.shared_strings(columns, shared)))
+    if any(name in at for name in _KEY_FIELDS[:-1]):
+        columns = [
+            at[name] if name in at else itertools.repeat(const.get(name, missing), count)
+            for name, missing in zip(_FIELDS, _MISSING)
+        ]
+        return _index_columns(index, columns, shared, duplicates)
+    role, host, peer, pass_no, round_no = (const.get(name, m) for name, m in zip(_KEY_FIELDS[:-1], _MISSING))
+    if host is _NO_HOST or role not in _ROLES or not count:
+        return None
+    if round_no is None:
+        raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
+    pass_no, round_no = int(pass_no or 1), int(round_no)
+    host, peer = _one(host, shared), _one(peer, shared)
+    server, client, slot = (host, peer, 0) if role == "server" else (peer, host, 1)
+    rails = at.pop("rail", None) or itertools.repeat(_one(const.get("rail"), shared), count)
+    # a row's side is the shared values with its own put in: most often the device alone
+    shared_values = [_one(const.get(name), shared) for name in SIDE_READS]
+    own = [(_AT[name], column) for name, column in at.items() if name in _AT]
+    if not own:
+        sides = itertools.repeat(tuple(shared_values), count)
+    elif len(own) == 1 and own[0][0] == 0:
+        rest = tuple(shared_values[1:])
+        sides = ((device,) + rest for device in own[0][1])
+    else:
+        sides = (_with(shared_values, own, number) for number in range(count))
+    for rail, side in zip(rails, sides):
+        if slot == 0:
+            side = _clean_server(side, shared)
+        _put(index, (pass_no, round_no, str(rail), server, client), slot, side, duplicates)
+    return None
+
+
+def _one(value, shared):
+    """A string as the one object of its text in ``shared``; another value as it is."""
+    return shared.setdefault(value, value) if value.__class__ is str else value
+
+
+def _with(values, own, number):
+    """``values`` with row ``number`` of each (position, column) of ``own`` put in, as a tuple."""
+    values = list(values)
+    for position, column in own:
+        values[position] = column[number]
+    return tuple(values)
+
+
+def index_sides(sides, duplicates=None, side_files=()):
     """{(pass, round, rail, server, client): [server side, client side]} (None for a side that did not come back)
-    from side results (an iterable: a generator over the hosts' side files is read once, never held whole), each
-    side cut to what the join reads (SIDE_READS). A second side of the same key and role is never merged: its key
-    goes to ``duplicates`` (a list) when given. (A pair of sides is a list, not a dict: 4.2 M of them at 1024 hosts x
-    8 rails all_pairs.)"""
+    from side results: ``sides`` (dicts, e.g. the module's arguments) and ``side_files`` ((path, items) of side
+    files, sidefiles.iter_side_items: their table items are indexed column by column, with no dict per side). Both
+    are iterables read once, never held whole. Each side is a tuple of the values of SIDE_READS (side_dict makes it
+    a dict). A second side of the same key and role is never merged: its key goes to ``duplicates`` (a list) when
+    given."""
     index = {}
-    shared = {}
+    shared = {}  # one object per distinct value: a clean server side per port, a string per name
     for side in sides or []:
-        if not isinstance(side, dict) or side.get("role") not in _ROLES or "host" not in side:
-            continue
-        key = _side_key(side)
-        got = index.get(key)
-        if got is None:
-            got = index[key] = [None, None]
-        at = 0 if side["role"] == "server" else 1
-        if got[at] is not None:
-            if duplicates is not None:
-                duplicates.append((key, _ROLES[at]))
-            continue
-        got[at] = _slim(side, shared)
+        if isinstance(side, dict):
+            _index_columns(index, _dict_columns(side), shared, duplicates)
+    for path, items in side_files:
+        for number, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            if resultfile.TABLE_KEY in item:
+                _index_table(index, item, "%s[%d]" % (path, number), shared, duplicates)
+            else:
+                _index_columns(index, _dict_columns(item), shared, duplicates)
     return index
 
 
@@ -115,6 +215,28 @@ def root_cause(server_side, client_side):
     return ("server_failed" if skind in _CONSEQUENCES else skind), stext
 
 
+# a result's keys: those every result of a pass holds alike, then those of its pair and rail, its figures (by
+# kind) and its verdict. The join makes a result as a row of values in this order (a tuple, not a dict: a pass has
+# millions), written as such (resultfile.write_rows) and made a dict only where one is handed over.
+SHARED_KEYS = ("test", "kind", "duration_s", "size", "qps", "bidirectional")
+PAIR_KEYS = (
+    "server", "server_device", "server_port", "client", "client_device", "client_port", "rail", "round",
+    "measured_by", "pass",
+)  # fmt: skip
+LATENCY_FIGURES = ("t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us")
+LATENCY_BASES = (("t_typical_us", "t_typical"), ("t_avg_us", "t_avg"), ("latency_us", "latency_us"))
+VERDICT_KEYS = ("passed", "failure_kind", "failure")
+FIGURE_KEYS = {
+    "bandwidth": ("bw_avg_gbps", "bw_peak_gbps", "line_rate_gbps", "threshold_gbps", "threshold_basis"),
+    "latency": LATENCY_FIGURES + ("latency_basis", "threshold_us"),
+}
+_PASSED = -len(VERDICT_KEYS)  # where a row holds "passed"
+_LATENCY_AT = tuple(_AT[name] for name in LATENCY_FIGURES)
+_LATENCY_BASES_AT = tuple((_AT[name], basis) for name, basis in LATENCY_BASES)
+_NO_PORT = (None, None, None)  # (device, port, rate_gbps) of a rail the plan does not give a host
+_NO_PORTS = {}
+
+
 def line_rate(srail, crail, bidirectional=False):
     """The slower end's port rate (x2 bidirectional): no figure can be above it. None when a rate is unknown."""
     rates = [r for r in (srail.get("rate_gbps"), crail.get("rate_gbps")) if isinstance(r, (int, float)) and r > 0]
@@ -124,126 +246,106 @@ def line_rate(srail, crail, bidirectional=False):
 
 
 class _Join:
-    """One pass's join: the plan's rails, the indexed sides, the settings, and what every result of the pass shares
+    """One pass's join: the indexed sides, the plan's ports, the settings, and what every result of the pass shares
     (worked out once: the keys every result holds alike, the line rate and the gate of each pair of port rates)."""
 
-    def __init__(self, sides, rails, settings):
+    def __init__(self, sides, side_files, rails, settings):
         self.settings = settings
         self.test = settings.get("test") or "write"
         self.kind = testkinds.kind_of(self.test)
         self.duplicates = []
-        self.index = index_sides(sides, self.duplicates)
+        self.index = index_sides(sides, self.duplicates, side_files)
         self.duplicate_roles = {}  # key -> the roles that came back twice (once per result, not a scan per result)
         for key, role in self.duplicates:
             self.duplicate_roles.setdefault(key, []).append(role)
-        self.by_name = dict((h, dict((r["rail"], r) for r in hr)) for h, hr in rails.items())
+        # {host: {rail: (device, port, rate_gbps)}}: what a result takes from the plan's rails
+        self.ports = dict(
+            (h, dict((r["rail"], (r.get("device"), r.get("port"), r.get("rate_gbps"))) for r in hr))
+            for h, hr in rails.items()
+        )
         # a float, as the report's normaliser makes it: fabric_join's duration is an int, and an int figure sent
         # every result of a pass down the normaliser's slow path (results.normalize_result): 3.3 us a result, not 1.2
         duration = settings.get("duration")
         number = isinstance(duration, (int, float)) and not isinstance(duration, bool)
-        self.duration_s = float(duration) if number else duration
         self.bidirectional = bool(settings.get("bidirectional"))
-        # the keys every result of the pass holds alike (copied into each result, not built key by key)
-        self.shared = {
-            "test": self.test,
-            "kind": self.kind,
-            "duration_s": self.duration_s,
+        self.shared = (
+            self.test,
+            self.kind,
+            float(duration) if number else duration,
             # the parameters a baseline compares like with like (report/baseline.py PARAMS)
-            "size": settings.get("size"),
-            "qps": settings.get("qps"),
-            "bidirectional": self.bidirectional if self.kind == "bandwidth" else None,
-        }
-        self.thresholds = {}
+            settings.get("size"),
+            settings.get("qps"),
+            self.bidirectional if self.kind == "bandwidth" else None,
+        )
+        self.figures_of = _bandwidth_figures if self.kind == "bandwidth" else _latency_figures
+        self.keys = SHARED_KEYS + PAIR_KEYS + FIGURE_KEYS[self.kind] + VERDICT_KEYS
         self.gates = {}
 
-    def rail_of(self, host, rail):
-        return self.by_name.get(host, {}).get(rail, {})
+    def threshold(self, server_rate, client_rate):
+        s = self.settings
+        return gate.bandwidth_threshold(
+            min_gbps=s.get("min_gbps"),
+            min_link_fraction=s.get("min_link_fraction"),
+            expect_rate_gbps=s.get("expect_rate_gbps"),
+            server_rate_gbps=server_rate,
+            client_rate_gbps=client_rate,
+            bidirectional=self.bidirectional,
+        )
 
-    def threshold(self, rates):
-        if rates not in self.thresholds:
-            s = self.settings
-            self.thresholds[rates] = gate.bandwidth_threshold(
-                min_gbps=s.get("min_gbps"),
-                min_link_fraction=s.get("min_link_fraction"),
-                expect_rate_gbps=s.get("expect_rate_gbps"),
-                server_rate_gbps=rates[0],
-                client_rate_gbps=rates[1],
-                bidirectional=self.bidirectional,
-            )
-        return self.thresholds[rates]
-
-    def bandwidth_gate(self, srail, crail):
-        """(line_rate_gbps, threshold) of a pair of ports, once per pair of rates."""
-        rates = (srail.get("rate_gbps"), crail.get("rate_gbps"))
-        got = self.gates.get(rates)
+    def bandwidth_gate(self, server_rate, client_rate):
+        """(line_rate_gbps, threshold, why no gate applies or None) of a pair of port rates, once per pair of
+        rates."""
+        got = self.gates.get((server_rate, client_rate))
         if got is None:
-            got = self.gates[rates] = (line_rate(srail, crail, self.bidirectional), self.threshold(rates))
+            threshold = self.threshold(server_rate, client_rate)
+            rate = line_rate({"rate_gbps": server_rate}, {"rate_gbps": client_rate}, self.bidirectional)
+            no_rate = threshold["error"] if threshold["threshold_gbps"] is None and threshold.get("error") else None
+            got = self.gates[(server_rate, client_rate)] = (rate, threshold, no_rate)
         return got
 
-
-def _base(join, pair, rail, sside, cside):
-    server, client = pair["server"], pair["client"]
-    srail, crail = join.rail_of(server, rail), join.rail_of(client, rail)
-    res = dict(join.shared)
-    res.update(
-        server=server,
-        server_device=srail.get("device") or (sside or {}).get("device"),
-        server_port=srail.get("port") or (sside or {}).get("port"),
-        client=client,
-        client_device=crail.get("device") or (cside or {}).get("device"),
-        client_port=crail.get("port") or (cside or {}).get("port"),
-        rail=rail,
-        round=int(pair["round"]),
-        # the figures are the client side's: an invalid figure counts against the host that produced it
-        measured_by=client,
-    )
-    # the latency pass is a first pass of another kind: the report localises and
-    # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
-    res["pass"] = 1 if join.kind == "latency" else int(pair.get("pass") or 1)
-    return res
+    def result(self, row):
+        return dict(zip(self.keys, row))
 
 
-def _gate_bandwidth(join, res, measured, failure_kind, failure):
-    srail, crail = join.rail_of(res["server"], res["rail"]), join.rail_of(res["client"], res["rail"])
-    res["bw_avg_gbps"] = measured.get("bw_avg_gbps")
-    res["bw_peak_gbps"] = measured.get("bw_peak_gbps")
-    res["line_rate_gbps"], threshold = join.bandwidth_gate(srail, crail)
-    res["threshold_gbps"] = threshold["threshold_gbps"]
-    res["threshold_basis"] = threshold["basis"]
-    if failure_kind is not None:
-        return failure_kind, failure
-    passed, failure_kind, failure = gate.judge_bandwidth(res["bw_avg_gbps"], threshold)
-    if passed and threshold.get("error") and threshold["threshold_gbps"] is None:
-        return "no_rate", threshold["error"]
-    return failure_kind, failure
+def _bandwidth_figures(join, cside, server_rate, client_rate, failure_kind, failure):
+    """The bandwidth figures and verdict of a row: the client side's figures (an invalid figure counts against the
+    host that produced it) gated against the pair's threshold."""
+    bw_avg, bw_peak = (cside[_BW_AVG], cside[_BW_PEAK]) if cside is not None else (None, None)
+    rate, threshold, no_rate = join.bandwidth_gate(server_rate, client_rate)
+    if failure_kind is None:
+        passed, failure_kind, failure = gate.judge_bandwidth(bw_avg, threshold)
+        if passed and no_rate:
+            failure_kind, failure = "no_rate", no_rate
+    return (
+        bw_avg, bw_peak, rate, threshold["threshold_gbps"], threshold["basis"], failure_kind is None, failure_kind,
+        failure,
+    )  # fmt: skip
 
 
-LATENCY_FIGURES = ("t_typical_us", "t_avg_us", "t_min_us", "t_max_us", "p99_us", "p999_us")
-LATENCY_BASES = (("t_typical_us", "t_typical"), ("t_avg_us", "t_avg"), ("latency_us", "latency_us"))
-
-
-def _gate_latency(join, res, measured, failure_kind, failure):
-    for name in LATENCY_FIGURES:
-        res[name] = measured.get(name)
-    res["t_typical_us"], res["latency_basis"] = None, None
-    for name, basis in LATENCY_BASES:  # the figure gated: typical where printed, else the average
-        if measured.get(name) is not None:
-            res["t_typical_us"], res["latency_basis"] = measured[name], basis
+def _latency_figures(join, cside, _server_rate, _client_rate, failure_kind, failure):
+    """The latency figures and verdict of a row: typical latency where printed, else the average (latency_basis
+    says which), gated against max_typical_us and max_p99_us."""
+    figures = [cside[at] if cside is not None else None for at in _LATENCY_AT]
+    typical, basis = None, None
+    for at, name in _LATENCY_BASES_AT:
+        if cside is not None and cside[at] is not None:
+            typical, basis = cside[at], name
             break
+    figures[0] = typical
+    p99 = figures[4]
     limit = join.settings.get("max_typical_us")
-    res["threshold_us"] = float(limit) if limit is not None else None
-    if failure_kind is not None:
-        return failure_kind, failure
-    _passed, failure_kind, failure, _limit = gate.judge_latency(
-        res["t_typical_us"], res["p99_us"], join.settings.get("max_typical_us"), join.settings.get("max_p99_us")
-    )
-    if failure_kind is None and join.settings.get("max_p99_us") is not None and res["p99_us"] is None:
-        # a ceiling the tool printed no figure for is a gate that could not apply: never a silent pass
-        return "ungated", (
-            "max_p99_us is %s us but the latency tool printed no p99 for this pair: it could not be gated on it "
-            "(run more iterations, or unset max_p99_us)" % join.settings["max_p99_us"]
-        )
-    return failure_kind, failure
+    max_p99 = join.settings.get("max_p99_us")
+    if failure_kind is None:
+        _passed, failure_kind, failure, _limit = gate.judge_latency(typical, p99, limit, max_p99)
+        if failure_kind is None and max_p99 is not None and p99 is None:
+            # a ceiling the tool printed no figure for is a gate that could not apply: never a silent pass
+            failure_kind = "ungated"
+            failure = (
+                "max_p99_us is %s us but the latency tool printed no p99 for this pair: it could not be gated on "
+                "it (run more iterations, or unset max_p99_us)" % max_p99
+            )
+    threshold_us = float(limit) if limit is not None else None
+    return tuple(figures) + (basis, threshold_us, failure_kind is None, failure_kind, failure)
 
 
 def _duplicate_failure(join, key):
@@ -257,28 +359,46 @@ def _duplicate_failure(join, key):
     )
 
 
-def _join_one(join, pair, rail):
-    key = _key(pair.get("pass") or 1, pair["round"], rail, pair["server"], pair["client"])
-    # taken out of the index as it is joined: what is left at the end is what the plan does not hold (_refused),
-    # and the index shrinks as the results are written (a pass planning one key twice gets no_result the second time)
-    sside, cside = join.index.pop(key, _NOTHING)
-    res = _base(join, pair, rail, sside, cside)
-    failure_kind, failure = _duplicate_failure(join, key)
-    if failure_kind is None:
-        failure_kind, failure = root_cause(sside, cside)
-    gate_of = _gate_bandwidth if join.kind == "bandwidth" else _gate_latency
-    failure_kind, failure = gate_of(join, res, cside or {}, failure_kind, failure)
-    res["passed"] = failure_kind is None
-    res["failure_kind"] = failure_kind
-    res["failure"] = failure
-    return res, key
-
-
-def _joined(join, pairs):
-    """Each (pair, rail)'s result, as a generator."""
+def _rows(join, pairs):
+    """Each planned (pair, rail)'s result as a row (join.keys), as a generator. A pair's rail is taken out of the
+    index as it is joined: what is left at the end is what the plan does not hold (_refused), and the index shrinks
+    as the results are written (a pass planning one key twice gets no_result the second time)."""
+    index, ports, shared, duplicates = join.index, join.ports, join.shared, join.duplicate_roles
+    figures_of = join.figures_of
     for pair in pairs:
+        server, client = pair["server"], pair["client"]
+        pass_no, round_no = int(pair.get("pass") or 1), int(pair["round"])
+        # the latency pass is a first pass of another kind: the report localises and
+        # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
+        result_pass = 1 if join.kind == "latency" else pass_no
+        sports, cports = ports.get(server, _NO_PORTS), ports.get(client, _NO_PORTS)
         for rail in pair["rails"]:
-            yield _join_one(join, pair, rail)[0]
+            key = (pass_no, round_no, str(rail), server, client)
+            sside, cside = index.pop(key, _NOTHING)
+            sdevice, sport, srate = sports.get(rail, _NO_PORT)
+            cdevice, cport, crate = cports.get(rail, _NO_PORT)
+            if sside is None or cside is None or sside[_KIND] or cside[_KIND] or key in duplicates:
+                failure_kind, failure = _duplicate_failure(join, key)
+                if failure_kind is None:
+                    failure_kind, failure = root_cause(side_dict(sside), side_dict(cside))
+            else:
+                failure_kind = failure = None
+            yield (
+                shared
+                + (
+                    server,
+                    sdevice or (sside and sside[_DEVICE]),
+                    sport or (sside and sside[_PORT]),
+                    client,
+                    cdevice or (cside and cside[_DEVICE]),
+                    cport or (cside and cside[_PORT]),
+                    rail,
+                    round_no,
+                    client,  # measured_by: the figures are the client side's
+                    result_pass,
+                )
+                + figures_of(join, cside, srate, crate, failure_kind, failure)
+            )
 
 
 def _refused(join):
@@ -290,39 +410,39 @@ def _refused(join):
     ]
 
 
-def join_checked(pairs, sides, rails, settings):
+def join_checked(pairs, sides, rails, settings, side_files=()):
     """(results, refused): join_pass's results, and one sentence per side the plan does not hold (refused, never
     merged into a result)."""
     with paused_gc():
-        join = _Join(sides, rails, settings)
-        out = list(_joined(join, pairs))
+        join = _Join(sides, side_files, rails, settings)
+        out = [join.result(row) for row in _rows(join, pairs)]
         return out, _refused(join)
 
 
-def join_written(pairs, sides, rails, settings, dest):
+def join_written(pairs, sides, rails, settings, dest, side_files=()):
     """(summary, failed results, refused): join_checked's, with the results written to ``dest`` as they are joined
-    instead of held: at 1024 hosts x 8 rails all_pairs the 4.2 M result dicts were most of the join's memory. The
-    file is resultfile.py's: a JSON list of results, table-encoded when the pass plans more than
-    resultfile.COMPACT_ABOVE of them. ``dest`` None writes nothing (check mode)."""
+    instead of held, as rows (no dict per result but for those that failed). The file is resultfile.py's: a JSON
+    list of results, table-encoded when the pass plans more than resultfile.COMPACT_ABOVE of them. ``dest`` None
+    writes nothing (check mode). ``side_files``: as index_sides's."""
     with paused_gc():
-        join = _Join(sides, rails, settings)
+        join = _Join(sides, side_files, rails, settings)
         failed = []
         count = [0]
 
         def counted():
-            for res in _joined(join, pairs):
+            for row in _rows(join, pairs):
                 count[0] += 1
-                if not res["passed"]:
-                    failed.append(res)
-                yield res
+                if not row[_PASSED]:
+                    failed.append(join.result(row))
+                yield row
 
         if dest is None:
-            for _res in counted():
+            for _row in counted():
                 pass
         else:
             pairs = list(pairs)  # read twice: counted here, joined below
             planned = sum(len(pair["rails"]) for pair in pairs)
-            resultfile.write_results(dest, counted(), compact=planned > resultfile.COMPACT_ABOVE)
+            resultfile.write_rows(dest, join.keys, counted(), compact=planned > resultfile.COMPACT_ABOVE)
         counts = summary(failed)
         counts["results"] = count[0]
         return counts, failed, _refused(join)

@@ -9,7 +9,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import itertools
 import json
 import signal
 
@@ -130,9 +129,9 @@ def _join_result(p, check_mode, warnings):
     with open(p["plan"]) as handle:
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in JOIN_SETTINGS)
-    sides = itertools.chain(p["sides"], sidefiles.iter_sides(p["sides_dir"]) if p["sides_dir"] else ())
+    side_files = sidefiles.iter_side_items(p["sides_dir"]) if p["sides_dir"] else ()
     counts, failed, refused = join_utils.join_written(
-        plan["pairs"], sides, plan["rails"], settings, None if check_mode else p["dest"]
+        plan["pairs"], p["sides"], plan["rails"], settings, None if check_mode else p["dest"], side_files=side_files
     )
     warnings.extend(refused[:20])
     failures = [

@@ -58,6 +58,11 @@ def _table(run, keys):
         columns = list(zip(*map(operator.itemgetter(*keys), run)))
     else:  # itemgetter of one key gives the value, not a tuple; of none, nothing
         columns = [[r[key] for r in run] for key in keys]
+    return _columns_table(keys, columns, len(run))
+
+
+def _columns_table(keys, columns, count):
+    """The table item of ``count`` results given as ``columns`` (one sequence per key of ``keys``, in order)."""
     const, names, varying = {}, [], []
     for key, column in zip(keys, columns):
         column = list(column)
@@ -66,8 +71,31 @@ def _table(run, keys):
         else:
             names.append(key)
             varying.append(column)
-    rows = list(zip(*varying)) if varying else [()] * len(run)
+    rows = list(zip(*varying)) if varying else [()] * count
     return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
+
+
+def row_table_items(keys, rows):
+    """The items of the compact form for results given as ``rows`` (tuples of their values in the order of ``keys``,
+    every result with every key; an iterable, read once): what table_items makes of the same results as dicts,
+    without a dict per result (the join's millions of results). The columns are in key order, as table_items's."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    names = [keys[i] for i in order]
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == TABLE_ROWS:
+            yield _row_batch(names, order, batch)
+            batch = []
+    if batch:
+        yield _row_batch(names, order, batch)
+
+
+def _row_batch(names, order, batch):
+    if len(batch) == 1:
+        return dict(zip(names, (batch[0][i] for i in order)))
+    columns = list(zip(*batch))
+    return _columns_table(names, [columns[i] for i in order], len(batch))
 
 
 def table_items(results):
@@ -99,6 +127,10 @@ def _batch_items(batch):
 def results_chunks(results, compact):
     """The JSON text of the results file in pieces: ``compact`` (a bool) picks the table form."""
     items = table_items(results) if compact else results
+    return _item_chunks(items, compact)
+
+
+def _item_chunks(items, compact):
     return files.json_list_chunks(items, chunk=4 if compact else 4096, sort_keys=True, separators=(",", ":"))
 
 
@@ -107,10 +139,17 @@ def write_results(dest, results, compact):
     return files.write_chunks(dest, results_chunks(results, compact))
 
 
-def _expand(item, where, strings):
-    """The results of a table item, in order. A column of strings (host names, devices, rails, links) is mapped
-    through ``strings`` ({text: text}, shared by the items of one file), so that every result naming a host holds
-    the one string object: JSON makes a new one per value (256 x 8 all_pairs read back: 216 MiB held, not 300)."""
+def write_rows(dest, keys, rows, compact):
+    """write_results for results given as rows (row_table_items): the same file, without a dict per result when
+    ``compact``; returns dest."""
+    items = row_table_items(keys, rows) if compact else (dict(zip(keys, row)) for row in rows)
+    return files.write_chunks(dest, _item_chunks(items, compact))
+
+
+def table_columns(item, where):
+    """(const, names, columns, count) of a table item: the values every row shares, the names of the others and
+    their values column by column (tuples, in row order), and the number of rows. Raises ResultsFileError naming
+    ``where`` when the item is not a table of this version and shape."""
     const, names, rows = item.get("const"), item.get("columns"), item.get("rows")
     if item[TABLE_KEY] != TABLE_VERSION or not isinstance(const, dict) or not isinstance(names, list):
         raise ResultsFileError(
@@ -122,12 +161,25 @@ def _expand(item, where, strings):
     for number, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != width:
             raise ResultsFileError("%s row %d does not hold the %d columns %s" % (where, number, width, names))
-    if width and rows:
-        columns = list(zip(*rows))
-        for index, column in enumerate(columns):
-            if column[0].__class__ is str and len(set(map(type, column))) == 1:
-                columns[index] = map(strings.setdefault, column, column)
-        rows = zip(*columns)
+    columns = list(zip(*rows)) if width and rows else [()] * width
+    return const, names, columns, len(rows)
+
+
+def shared_strings(columns, strings):
+    """``columns`` with each column of strings mapped through ``strings`` ({text: text}, shared by the items of one
+    file), so that every value naming a host is the one string object: JSON makes a new one per value (256 x 8
+    all_pairs read back: 216 MiB held, not 300)."""
+    out = list(columns)
+    for index, column in enumerate(out):
+        if column and column[0].__class__ is str and len(set(map(type, column))) == 1:
+            out[index] = tuple(map(strings.setdefault, column, column))
+    return out
+
+
+def _expand(item, where, strings):
+    """The results of a table item, in order, their strings shared (shared_strings)."""
+    const, names, columns, count = table_columns(item, where)
+    rows = zip(*shared_strings(columns, strings)) if names else [()] * count
     out = []
     for row in rows:
         res = dict(const)

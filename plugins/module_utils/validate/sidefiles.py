@@ -74,10 +74,10 @@ def write_sides(path, results):
     _files.write_text(path, side_lines(results), mode=None, dir_mode=0o777)
 
 
-def read_side_file(path):
-    """The side results of one file, a table item's expanded in order. A last line cut short (the runner was killed
-    while writing it) is left out: its sides did not come back. A bad line before the end is an error: the file is
-    not ours."""
+def read_side_items(path):
+    """The items of one side file as written (side dicts and table items, in order), for the join to index without
+    a dict per side. A last line cut short (the runner was killed while writing it) is left out: its sides did not
+    come back. A bad line before the end is an error: the file is not ours."""
     with open(path) as handle:
         lines = handle.read().split("\n")
     filled = [line for line in lines if line.strip()]
@@ -86,7 +86,7 @@ def read_side_file(path):
     except ValueError:
         docs = None  # a line cut short, or one that is not ours: line by line below, to tell which
     if docs is not None and len(docs) == len(filled) and all(isinstance(doc, dict) for doc in docs):
-        return resultfile.expand_items(docs, path)
+        return docs
     out = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -99,7 +99,12 @@ def read_side_file(path):
             raise ValueError("%s line %d is not a side result (JSON): %.60r" % (path, number, line))
         if isinstance(doc, dict):
             out.append(doc)
-    return resultfile.expand_items(out, path)
+    return out
+
+
+def read_side_file(path):
+    """The side results of one file (read_side_items), a table item's expanded in order."""
+    return resultfile.expand_items(read_side_items(path), path)
 
 
 def _host_files(results_dir, suffix):
@@ -111,10 +116,17 @@ def _host_files(results_dir, suffix):
 
 
 def iter_sides(results_dir):
-    """Every side result of every side file in ``results_dir``, one host's file at a time: the join indexes them
-    as they come, so a pass's millions of sides are never all in memory as read."""
+    """Every side result of every side file in ``results_dir``, one host's file at a time."""
     for _host, path in _host_files(results_dir, SIDES_SUFFIX):
         yield from read_side_file(path)
+
+
+def iter_side_items(results_dir):
+    """(path, items) of every side file in ``results_dir`` (read_side_items), one host's file at a time: the join
+    indexes them as they come (join.index_sides), so a pass's millions of sides are never all in memory as read,
+    and never a dict each."""
+    for _host, path in _host_files(results_dir, SIDES_SUFFIX):
+        yield path, read_side_items(path)
 
 
 def read_sides(results_dir):

@@ -189,3 +189,101 @@ def test_a_healthy_result_as_the_join_writes_it_is_already_what_the_report_norma
         assert res["duration_s"] == 10.0 and isinstance(res["duration_s"], float)
         assert results_utils._clean(res, results_utils._fetch(res))  # pylint: disable=protected-access
         assert results_utils.normalize_result(dict(res), 0) == dict(res, link=results_utils._link_of(res))  # pylint: disable=protected-access
+
+
+def varied_pass(seed, test):
+    """A pass with everything that can go wrong: sides missing, failed (with and without a sentence), doubled and
+    unplanned; figures missing, NaN or negative; rails without a device, a port or a rate; pairs of pass 2."""
+    import random
+
+    rnd = random.Random(seed)
+    hosts = ["h%d" % i for i in range(rnd.randint(2, 6))]
+    rails_of = dict(
+        (
+            h,
+            [
+                dict(
+                    {
+                        "rail": "mlx5_%d:1" % r,
+                        "device": rnd.choice(["mlx5_%d" % r, None]),
+                        "port": rnd.choice([1, None]),
+                    },
+                    **({} if rnd.random() < 0.2 else {"rate_gbps": rnd.choice([400.0, 200.0, 400, None])}),
+                )
+                for r in range(3)
+                if rnd.random() > 0.1
+            ],
+        )
+        for h in hosts
+    )
+    pairs, sides = [], []
+    for number, (a, b) in enumerate(((a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :]), 1):
+        pair = {"round": number, "server": a, "client": b, "rails": ["mlx5_%d:1" % r for r in range(3)]}
+        if rnd.random() < 0.3:
+            pair["pass"] = 2
+        pairs.append(pair)
+        for rail in pair["rails"]:
+            for role, host, peer in (("server", a, b), ("client", b, a)):
+                if rnd.random() < 0.05:
+                    continue
+                s = {
+                    "round": number,
+                    "role": role,
+                    "host": host,
+                    "peer": peer,
+                    "rail": rail,
+                    "device": rail[:6],
+                    "port": 1,
+                }
+                s.update({"pass": pair["pass"]} if "pass" in pair else {})
+                if rnd.random() < 0.1:
+                    s.update(
+                        failure_kind=rnd.choice(["connect", "port_busy", "no_device"]), failure=rnd.choice([None, "x"])
+                    )
+                if role == "client":
+                    s.update(bw_avg_gbps=rnd.choice([392.0, 180.0, None, -1.0, float("nan")]), bw_peak_gbps=0.0)
+                    s.update((k, rnd.choice([1.5, 9.0, None])) for k in ("t_typical_us", "t_avg_us", "p99_us"))
+                sides.append(s)
+                if rnd.random() < 0.03:
+                    sides.append(dict(s))
+    sides.append({"round": 99, "role": "client", "host": hosts[0], "peer": hosts[-1], "rail": "mlx5_0:1"})
+    settings = dict(
+        SETTINGS, test=test, bidirectional=rnd.choice([True, False]), max_typical_us=rnd.choice([None, 2.0])
+    )
+    return pairs, sides, rails_of, settings
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("test", ["write", "write_lat"])
+def test_sides_read_from_side_files_join_exactly_as_the_same_sides_given_as_dicts(tmp_path, monkeypatch, seed, test):
+    """The side files are indexed column by column from their table items (no dict per side): a runner's round
+    (one role, peer and round, a row per rail) on its fast path, any other table row by row. Both give what the
+    same sides given one dict each give: the same results, failures and refused sides."""
+    import json
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile, sidefiles
+
+    pairs, sides, rails_of, settings = varied_pass(seed, test)
+    expected, refused = join.join_checked(pairs, sides, rails_of, settings)
+    by_host = {}
+    for s in sides:
+        by_host.setdefault(s["host"], {}).setdefault(s["round"], []).append(s)
+    for host, rounds in by_host.items():  # as runners write them: a round's sides appended at once
+        with open(str(tmp_path / (host + sidefiles.SIDES_SUFFIX)), "w") as handle:
+            handle.write("".join(sidefiles.side_lines(rounds[r]) for r in sorted(rounds)))
+    assert '"ibtune_table"' in "".join(p.read_text() for p in tmp_path.iterdir())
+    files = sidefiles.iter_side_items(str(tmp_path))
+    got, refused_got = join.join_checked(pairs, [], rails_of, settings, side_files=files)
+    assert json.dumps(got) == json.dumps(expected) and refused_got == refused
+    for compact_above in (resultfile.COMPACT_ABOVE, 0):  # the plain file, and the table form
+        monkeypatch.setattr(resultfile, "COMPACT_ABOVE", compact_above)
+        dest = tmp_path / ("results-%d.json" % compact_above)
+        counts, failed, refused_written = join.join_written(
+            pairs, [], rails_of, settings, str(dest), side_files=sidefiles.iter_side_items(str(tmp_path))
+        )
+        assert ('"ibtune_table"' in dest.read_text()) == (compact_above == 0)
+        # read back with its keys in file order: compared as JSON text with sorted keys (which tells True from 1)
+        assert json.dumps(resultfile.read_results(str(dest)), sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert counts == join.summary(expected)
+        assert json.dumps(failed) == json.dumps([r for r in expected if not r["passed"]])
+        assert refused_written == refused

@@ -151,3 +151,31 @@ def test_every_result_naming_a_host_holds_the_one_string_of_its_name(tmp_path):
     assert back == results
     assert back[0]["server"] is back[3]["server"] is back[6]["server"]
     assert back[1]["client"] is back[4]["client"] and back[0]["rail"] is back[8]["rail"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from(["server", "rail", "bw", "passed", "round", "b", "a"]), unique=True, min_size=1),
+    data=st.data(),
+    rows=st.integers(1, 5),
+)
+@example(keys=["bw"], data=None, rows=4)
+def test_results_given_as_rows_make_the_file_their_dicts_make(tmp_path_factory, keys, data, rows):
+    """The join writes its results as rows (a tuple of values per result, in the order of its keys): the file is
+    byte for byte the one the same results as dicts make, in either form, and reads back as those dicts."""
+    if data is None:
+        values = [(0.0,), (-0.0,), (0.0,), (True,), (1,), (1.0,)]
+    else:
+        values = data.draw(st.lists(st.tuples(*[CONFUSABLE] * len(keys)), max_size=12))
+    dicts = [dict(zip(keys, row)) for row in values]
+    where = tmp_path_factory.mktemp("r")
+    resultfile.TABLE_ROWS, saved = rows, resultfile.TABLE_ROWS
+    try:
+        for compact in (True, False):
+            resultfile.write_rows(str(where / "rows.json"), tuple(keys), iter(values), compact)
+            resultfile.write_results(str(where / "dicts.json"), iter(dicts), compact)
+            assert (where / "rows.json").read_text() == (where / "dicts.json").read_text()
+            back = resultfile.read_results(str(where / "rows.json"))
+            assert back == dicts and typed(back) == typed(dicts)
+    finally:
+        resultfile.TABLE_ROWS = saved

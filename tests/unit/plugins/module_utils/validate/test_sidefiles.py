@@ -181,24 +181,40 @@ def test_join_written_streams_the_side_files_and_writes_what_join_checked_return
     assert counts_check == counts and not (tmp_path / "check").exists()
 
 
-def test_the_join_index_keeps_only_what_it_reads_and_one_dict_per_clean_server_port():
+def test_the_join_index_keeps_only_what_it_reads_and_one_tuple_per_clean_server_port(tmp_path):
+    """The index holds each side as a tuple of what the join reads, from side dicts and from a side file's table
+    items alike (indexed column by column, never a dict per side), and every clean server side of a port is one."""
     sides = [
         side(r, "server", "a", "b", rc=0, attempts=1, elapsed_s=10.4, failure_kind=None, tcp_port=18515 + r)
         for r in (1, 2, 3)
     ]
     sides += [side(1, "client", "b", "a", rc=0, bw_avg_gbps=392.0, bw_peak_gbps=0.0, msg_size=65536, failure=None)]
     sides += [side(4, "server", "a", "b", failure_kind="port_busy", failure="port 18519 in use")]
-    index = join.index_sides(sides)
-    servers = [index[(1, r, "mlx5_0:1", "a", "b")][0] for r in (1, 2, 3)]
-    assert all(s is servers[0] for s in servers) and servers[0] == {"device": "mlx5_0", "port": 1}
-    assert index[(1, 1, "mlx5_0:1", "a", "b")][1] == {
-        "device": "mlx5_0",
-        "port": 1,
-        "bw_avg_gbps": 392.0,
-        "bw_peak_gbps": 0.0,
-    }
-    assert index[(1, 4, "mlx5_0:1", "a", "b")] == [{"device": "mlx5_0", "port": 1, "failure_kind": "port_busy",
-                                                    "failure": "port 18519 in use"}, None]  # fmt: skip
+    sides += [{"round": 5, "role": "observer", "host": "a"}, {"round": 5, "role": "server", "peer": "b"}]  # not sides
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    sidefiles.write_sides(str(path), sides[:3] + sides[4:])
+    assert '"ibtune_table"' in path.read_text()  # the three clean server sides are one table line
+    from_dicts = join.index_sides(sides)
+    from_file = join.index_sides([sides[3]], side_files=[(str(path), sidefiles.read_side_items(str(path)))])
+    for index in (from_dicts, from_file):
+        assert sorted(index) == [(1, r, "mlx5_0:1", "a", "b") for r in (1, 2, 3, 4)]
+        servers = [index[(1, r, "mlx5_0:1", "a", "b")][0] for r in (1, 2, 3)]
+        assert all(s is servers[0] for s in servers) and join.side_dict(servers[0]) == {"device": "mlx5_0", "port": 1}
+        assert join.side_dict(index[(1, 1, "mlx5_0:1", "a", "b")][1]) == {
+            "device": "mlx5_0",
+            "port": 1,
+            "bw_avg_gbps": 392.0,
+            "bw_peak_gbps": 0.0,
+        }
+        assert [join.side_dict(s) for s in index[(1, 4, "mlx5_0:1", "a", "b")]] == [
+            {"device": "mlx5_0", "port": 1, "failure_kind": "port_busy", "failure": "port 18519 in use"},
+            None,
+        ]
+
+
+def test_a_side_without_a_round_is_an_error_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="a client side of b names no round"):
+        join.index_sides([{"role": "client", "host": "b", "peer": "a", "rail": "mlx5_0:1"}])
 
 
 def test_a_side_split_over_two_lines_is_refused_not_read_as_one(tmp_path):
