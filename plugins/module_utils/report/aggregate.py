@@ -42,33 +42,48 @@ def _median(values):
 
 
 def by_host_rail(results):
-    """[{host, device, test, kind, pairs, failed, worst, median, failing: [result]}] sorted by host, device, test:
+    """[{host, device, test, kind, pairs, failing: [result], failed, worst, median}] sorted by host, device, test:
     every pair result counted at both of its ends (its server's and its client's device)."""
-    groups = {}
+    groups = {}  # (host, device, test) -> [kind, pairs, failing results, figures]
+    get = groups.get
     for res in results:
-        for host, device in ((res["server"], res.get("server_device")), (res["client"], res.get("client_device"))):
-            key = (host, device, res.get("test"))
-            entry = groups.get(key)
-            if entry is None:
-                kind = res.get("kind") or "bandwidth"
-                entry = {"host": host, "device": device, "test": res.get("test"), "kind": kind, "pairs": 0}
-                entry.update(failing=[], values=[])
-                groups[key] = entry
-            entry["pairs"] += 1
-            if not res.get("passed"):
-                entry["failing"].append(res)
-            value = _figure(res)
-            if value is not None:
-                entry["values"].append(float(value))
+        test = res.get("test")
+        value = _figure(res)
+        failed = not res.get("passed")
+        # the pair's two ends, unrolled: this runs once per pair result (4.2 M at 1024 hosts x 8 rails all_pairs)
+        key = (res["server"], res.get("server_device"), test)
+        tally = get(key)
+        if tally is None:
+            tally = groups[key] = [res.get("kind") or "bandwidth", 0, [], []]
+        tally[1] += 1
+        if failed:
+            tally[2].append(res)
+        if value is not None:
+            tally[3].append(value)
+        key = (res["client"], res.get("client_device"), test)
+        tally = get(key)
+        if tally is None:
+            tally = groups[key] = [res.get("kind") or "bandwidth", 0, [], []]
+        tally[1] += 1
+        if failed:
+            tally[2].append(res)
+        if value is not None:
+            tally[3].append(value)
     out = []
     for key in sorted(groups, key=lambda k: tuple(str(p) for p in k)):
-        entry = groups[key]
-        values = entry.pop("values")
-        latency = entry["kind"] == "latency"
-        entry.update(
-            failed=len(entry["failing"]),
-            worst=(max(values) if latency else min(values)) if values else None,
-            median=_median(values),
+        kind, pairs, failing, values = groups[key]
+        values = [float(v) for v in values]
+        out.append(
+            {
+                "host": key[0],
+                "device": key[1],
+                "test": key[2],
+                "kind": kind,
+                "pairs": pairs,
+                "failing": failing,
+                "failed": len(failing),
+                "worst": (max(values) if kind == "latency" else min(values)) if values else None,
+                "median": _median(values),
+            }
         )
-        out.append(entry)
     return out
