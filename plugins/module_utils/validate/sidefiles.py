@@ -115,12 +115,6 @@ def _host_files(results_dir, suffix):
     return [(name[: -len(suffix)], os.path.join(results_dir, name)) for name in names if name.endswith(suffix)]
 
 
-def iter_sides(results_dir):
-    """Every side result of every side file in ``results_dir``, one host's file at a time."""
-    for _host, path in _host_files(results_dir, SIDES_SUFFIX):
-        yield from read_side_file(path)
-
-
 def iter_side_items(results_dir):
     """(path, items) of every side file in ``results_dir`` (read_side_items), one host's file at a time: the join
     indexes them as they come (join.index_sides), so a pass's millions of sides are never all in memory as read,

@@ -130,8 +130,9 @@ def test_a_directory_that_is_not_ours_is_refused_not_emptied(tmp_path):
 
 
 def test_join_written_streams_the_side_files_and_writes_what_join_checked_returns(tmp_path):
-    """fabric_join's path: the sides read one host's file at a time (iter_sides), the results written as joined.
-    The file is byte for byte plan.write_json of join_checked's list, and the summary counts the same."""
+    """fabric_join's path: the side files read one host's file at a time (iter_side_items), the results written as
+    joined. The file is byte for byte plan.write_json of join_checked's list over the same sides read as dicts, and
+    the summary counts the same."""
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan
 
     results_dir = tmp_path / "results"
@@ -159,11 +160,14 @@ def test_join_written_streams_the_side_files_and_writes_what_join_checked_return
         for h in "abc"
     )
     settings = {"test": "write", "min_link_fraction": 0.9}
-    expected, refused = join.join_checked(pairs, sidefiles.iter_sides(str(results_dir)), rails, settings)
+    as_dicts = [
+        s for host in "abc" for s in sidefiles.read_side_file(str(results_dir / (host + sidefiles.SIDES_SUFFIX)))
+    ]
+    expected, refused = join.join_checked(pairs, as_dicts, rails, settings)
     plan.write_json(str(tmp_path / "whole.json"), expected)
     dest = tmp_path / "out" / "pass1-results.json"
     counts, failed, refused_written = join.join_written(
-        pairs, sidefiles.iter_sides(str(results_dir)), rails, settings, str(dest)
+        pairs, [], rails, settings, str(dest), side_files=sidefiles.iter_side_items(str(results_dir))
     )
     assert dest.read_text() == (tmp_path / "whole.json").read_text()
     assert (
@@ -177,7 +181,9 @@ def test_join_written_streams_the_side_files_and_writes_what_join_checked_return
     )
     assert failed == [r for r in expected if not r["passed"]]
     assert refused_written == refused and len(refused) == 1 and "round 9" in refused[0]
-    counts_check, _f, _r = join.join_written(pairs, sidefiles.iter_sides(str(results_dir)), rails, settings, None)
+    counts_check, _f, _r = join.join_written(
+        pairs, [], rails, settings, None, side_files=sidefiles.iter_side_items(str(results_dir))
+    )
     assert counts_check == counts and not (tmp_path / "check").exists()
 
 
