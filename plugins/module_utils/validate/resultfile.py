@@ -52,15 +52,6 @@ def _same(column):
     return first != 0.0 or not isinstance(first, float) or len(set(map(repr, column))) == 1
 
 
-def _table(run, keys):
-    """The table item of ``run`` (dicts with the keys ``keys``, in that order)."""
-    if len(keys) > 1:
-        columns = list(zip(*map(operator.itemgetter(*keys), run)))
-    else:  # itemgetter of one key gives the value, not a tuple; of none, nothing
-        columns = [[r[key] for r in run] for key in keys]
-    return _columns_table(keys, columns, len(run))
-
-
 def _columns_table(keys, columns, count):
     """The table item of ``count`` results given as ``columns`` (one sequence per key of ``keys``, in order)."""
     const, names, varying = {}, [], []
@@ -114,14 +105,32 @@ def table_items(results):
 
 
 def _batch_items(batch):
-    start, shape = 0, tuple(batch[0])
-    for index in range(1, len(batch) + 1):
-        here = tuple(batch[index]) if index < len(batch) else None
-        if here == shape:
-            continue
-        run = batch[start:index]
-        yield run[0] if len(run) == 1 else _table(run, sorted(shape))
-        start, shape = index, here
+    start = 0
+    while start < len(batch):
+        keys = sorted(batch[start])
+        rows = _run(batch, start, keys)
+        if len(rows) == 1:
+            yield batch[start]
+        else:
+            yield _columns_table(keys, list(zip(*rows)) or [()] * len(keys), len(rows))
+        start += len(rows)
+
+
+def _run(batch, start, keys):
+    """The values (tuples in the order of ``keys``) of the results from ``start`` on that hold exactly ``keys``: as
+    many keys, and each of them (itemgetter's KeyError ends the run). One C call a result, no tuple of its keys."""
+    count = len(keys)
+    getter = operator.itemgetter(*keys) if count > 1 else (lambda res: tuple(res[key] for key in keys))
+    rows = []
+    for index in range(start, len(batch)):
+        res = batch[index]
+        if len(res) != count:
+            break
+        try:
+            rows.append(getter(res))
+        except KeyError:
+            break
+    return rows
 
 
 def results_chunks(results, compact):

@@ -179,3 +179,15 @@ def test_results_given_as_rows_make_the_file_their_dicts_make(tmp_path_factory, 
             assert back == dicts and typed(back) == typed(dicts)
     finally:
         resultfile.TABLE_ROWS = saved
+
+
+def test_results_with_the_same_keys_in_another_order_are_one_run(tmp_path):
+    """A run is the results holding the same set of keys, whatever order a dict holds them in (a normalised result
+    gains its keys in the order its checks add them)."""
+    results = [result("a", "b", "mlx5_0:1", n, 392.0) for n in range(4)]
+    results[2] = dict(reversed(list(results[2].items())))
+    path, back = write_read(tmp_path, results)
+    assert back == results and len(json.loads(path.read_text())) == 1
+    results[3]["extra"] = 1  # another set of keys: a run of its own (here, one result: a plain dict)
+    path, back = write_read(tmp_path, results)
+    assert back == results and [("ibtune_table" in item) for item in json.loads(path.read_text())] == [True, False]
