@@ -50,25 +50,16 @@ def by_host_rail(results):
         test = res.get("test")
         value = _figure(res)
         failed = not res.get("passed")
-        # the pair's two ends, unrolled: this runs once per pair result (4.2 M at 1024 hosts x 8 rails all_pairs)
-        key = (res["server"], res.get("server_device"), test)
-        tally = get(key)
-        if tally is None:
-            tally = groups[key] = [res.get("kind") or "bandwidth", 0, [], []]
-        tally[1] += 1
-        if failed:
-            tally[2].append(res)
-        if value is not None:
-            tally[3].append(value)
-        key = (res["client"], res.get("client_device"), test)
-        tally = get(key)
-        if tally is None:
-            tally = groups[key] = [res.get("kind") or "bandwidth", 0, [], []]
-        tally[1] += 1
-        if failed:
-            tally[2].append(res)
-        if value is not None:
-            tally[3].append(value)
+        # the figure once per result, counted at both ends (4.2 M results at 1024 hosts x 8 rails all_pairs)
+        for key in ((res["server"], res.get("server_device"), test), (res["client"], res.get("client_device"), test)):
+            tally = get(key)
+            if tally is None:
+                tally = groups[key] = [res.get("kind") or "bandwidth", 0, [], []]
+            tally[1] += 1
+            if failed:
+                tally[2].append(res)
+            if value is not None:
+                tally[3].append(value)
     out = []
     for key in sorted(groups, key=lambda k: tuple(str(p) for p in k)):
         kind, pairs, failing, values = groups[key]

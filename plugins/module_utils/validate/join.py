@@ -71,6 +71,11 @@ def _dict_columns(side):
     return [(side.get(name, missing),) for name, missing in zip(_FIELDS, _MISSING)]
 
 
+def _check_round(role, host, round_no):
+    if round_no is None:
+        raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
+
+
 def _put(index, key, at, side, duplicates):
     """Index ``side`` as side ``at`` (0 server, 1 client) of ``key``; a second one is never merged."""
     got = index.get(key)
@@ -103,8 +108,7 @@ def _index_columns(index, columns, shared, duplicates):
         role, host, peer, pass_no, round_no, rail = row[:width]
         if host is _NO_HOST or role not in _ROLES:
             continue
-        if round_no is None:
-            raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
+        _check_round(role, host, round_no)
         if role == "server":
             _put(
                 index, _key(pass_no or 1, round_no, rail, host, peer), 0, _clean_server(row[width:], shared), duplicates
@@ -129,8 +133,7 @@ def _index_table(index, item, where, shared, duplicates):
     role, host, peer, pass_no, round_no = (const.get(name, m) for name, m in zip(_KEY_FIELDS[:-1], _MISSING))
     if host is _NO_HOST or role not in _ROLES or not count:
         return None
-    if round_no is None:
-        raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
+    _check_round(role, host, round_no)
     pass_no, round_no = int(pass_no or 1), int(round_no)
     host, peer = _one(host, shared), _one(peer, shared)
     server, client, slot = (host, peer, 0) if role == "server" else (peer, host, 1)
