@@ -112,7 +112,7 @@ def _batch_items(batch):
         if len(rows) == 1:
             yield batch[start]
         else:
-            yield _columns_table(keys, list(zip(*rows)) or [()] * len(keys), len(rows))
+            yield _columns_table(keys, list(zip(*rows)), len(rows))
         start += len(rows)
 
 
