@@ -53,6 +53,7 @@ _DEVICE, _PORT, _KIND, _FAILURE, _BW_AVG, _BW_PEAK = range(6)
 _AT = dict((name, at) for at, name in enumerate(SIDE_READS))
 _KEY_FIELDS = ("role", "host", "peer", "pass", "round", "rail")
 _NO_HOST = object()  # a side without a host: not one of a pass's sides, skipped
+_ROUND_KEYS = frozenset(_KEY_FIELDS[:-1])  # what a runner's round holds once, in its table's const
 
 
 def side_dict(side):
@@ -76,16 +77,95 @@ def _check_round(role, host, round_no):
         raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
 
 
-def _put(index, key, at, side, duplicates):
-    """Index ``side`` as side ``at`` (0 server, 1 client) of ``key``; a second one is never merged."""
-    got = index.get(key)
-    if got is None:
-        got = index[key] = [None, None]
-    if got[at] is not None:
-        if duplicates is not None:
-            duplicates.append((key, _ROLES[at]))
-        return
-    got[at] = side
+class SideIndex:
+    """The sides of a pass by key. A runner's round (one role, peer and round: a row per rail) is held as one line,
+    ``lines[(pass, round, server, client)] = [server line, client line]``, a line being (rails, sides): one entry per
+    round and pair instead of one per rail (1 M instead of 8.4 M at 1024 hosts x 8 rails all_pairs). Any other side is
+    held by its own key, ``sides[(pass, round, rail, server, client)] = [server side, client side]``. A key is in one
+    of the two: where a side of a line's pair comes by its own key, or a second line of its role shares a rail with
+    the first, the line is split into its sides first, in the order they came, so a second side of a key and role is
+    never merged and the first one stays (its key goes to ``duplicates``)."""
+
+    def __init__(self, duplicates):
+        self.sides = {}
+        self.lines = {}
+        self.split = set()  # (pass, round, server, client) of the keys in ``sides``: never held as a line again
+        self.rail_sets = {}  # a round's rails, one tuple per distinct one
+        self.duplicates = duplicates
+
+    def put(self, key, at, side):
+        """Index ``side`` as side ``at`` (0 server, 1 client) of ``key``; a second one is never merged."""
+        pass_no, round_no, rail, server, client = key
+        pair = (pass_no, round_no, server, client)
+        if pair not in self.split:
+            self.split.add(pair)
+            self._split(pair)
+        got = self.sides.get(key)
+        if got is None:
+            got = self.sides[key] = [None, None]
+        if got[at] is not None:
+            if self.duplicates is not None:
+                self.duplicates.append((key, _ROLES[at]))
+            return
+        got[at] = side
+
+    def put_line(self, pair, at, rails, sides):
+        """Index a round's ``sides`` (one per rail of ``rails``, a tuple of strings) as side ``at`` of ``pair``
+        (pass, round, server, client)."""
+        if pair not in self.split:
+            got = self.lines.get(pair)
+            if got is None:
+                got = self.lines[pair] = [None, None]
+            have = got[at]
+            if have is None:
+                if len(set(rails)) == len(rails):
+                    got[at] = (self.rail_sets.setdefault(rails, rails), sides)
+                    return
+            elif set(have[0]).isdisjoint(rails) and len(set(rails)) == len(rails):
+                got[at] = (have[0] + rails, have[1] + sides)  # a round written as two lines (a failed side's keys)
+                return
+        for rail, side in zip(rails, sides):
+            self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+
+    def _split(self, pair):
+        """A line held for ``pair`` as the sides of its own keys (server line first: each slot in read order)."""
+        got = self.lines.pop(pair, None)
+        for at, line in enumerate(got or ()):
+            for rail, side in zip(*line) if line else ():
+                self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+
+    def take(self, pair, rails):
+        """The [server side, client side] of each of ``rails`` (strings) of ``pair``, in order, taken out of the index
+        (_NOTHING where none came back). A line's rails the pair does not hold stay, by their own keys."""
+        got = self.lines.pop(pair, None) if self.lines else None
+        if got is not None:
+            return self._take_line(pair, rails, got)
+        sides = self.sides
+        pass_no, round_no, server, client = pair
+        return [sides.pop((pass_no, round_no, rail, server, client), _NOTHING) for rail in rails]
+
+    def _take_line(self, pair, rails, got):
+        sline, cline = got
+        if sline is not None and cline is not None and sline[0] == rails and cline[0] == rails:
+            return list(zip(sline[1], cline[1]))  # the common case: both rounds hold the pair's rails, in order
+        found = [dict(zip(*line)) if line else {} for line in got]
+        out = [
+            (found[0].pop(rail, None), found[1].pop(rail, None)) for rail in rails
+        ]  # a rail planned twice: taken once
+        self.split.add(pair)  # what the pair does not hold is left by its own keys, for _refused
+        for at, left in enumerate(found):
+            for rail, side in left.items():
+                self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+        return out
+
+    def flat(self):
+        """{(pass, round, rail, server, client): [server side, client side]} of every side left."""
+        out = dict(self.sides)
+        for (pass_no, round_no, server, client), got in self.lines.items():
+            for at, line in enumerate(got):
+                for rail, side in zip(*line) if line else ():
+                    out.setdefault((pass_no, round_no, rail, server, client), [None, None])[at] = side
+        return out
 
 
 def _clean_server(side, shared):
@@ -100,7 +180,7 @@ def _clean_server(side, shared):
     return got
 
 
-def _index_columns(index, columns, shared, duplicates):
+def _index_columns(index, columns, shared):
     """Index the sides given column by column (_FIELDS, in order: each column the values of a key, in side
     order)."""
     width = len(_KEY_FIELDS)
@@ -110,36 +190,35 @@ def _index_columns(index, columns, shared, duplicates):
             continue
         _check_round(role, host, round_no)
         if role == "server":
-            _put(
-                index, _key(pass_no or 1, round_no, rail, host, peer), 0, _clean_server(row[width:], shared), duplicates
-            )
+            index.put(_key(pass_no or 1, round_no, rail, host, peer), 0, _clean_server(row[width:], shared))
         else:
-            _put(index, _key(pass_no or 1, round_no, rail, peer, host), 1, row[width:], duplicates)
+            index.put(_key(pass_no or 1, round_no, rail, peer, host), 1, row[width:])
 
 
-def _index_table(index, item, where, shared, duplicates):
+def _index_table(index, item, where, shared):
     """Index a table item of sides. The common one, a host's round (one role, peer, pass and round, a row per
-    rail), is indexed rail by rail with its key made once; another, row by row (_index_columns)."""
+    rail), is indexed as one line (SideIndex.put_line); another, row by row (_index_columns)."""
     const, names, columns, count = resultfile.table_columns(item, where)
     # the names of hosts, rails and devices as one string object each (``shared`` holds them too), not one per
     # side as JSON makes them: 8.4 M keys and sides at 1024 hosts x 8 rails all_pairs
     at = dict(zip(names, resultfile.shared_strings(columns, shared)))
-    if any(name in at for name in _KEY_FIELDS[:-1]):
+    if not _ROUND_KEYS.isdisjoint(at):
         columns = [
             at[name] if name in at else itertools.repeat(const.get(name, missing), count)
             for name, missing in zip(_FIELDS, _MISSING)
         ]
-        return _index_columns(index, columns, shared, duplicates)
-    role, host, peer, pass_no, round_no = (const.get(name, m) for name, m in zip(_KEY_FIELDS[:-1], _MISSING))
+        return _index_columns(index, columns, shared)
+    role, host, peer = const.get("role"), const.get("host", _NO_HOST), const.get("peer")
+    pass_no, round_no = const.get("pass"), const.get("round")
     if host is _NO_HOST or role not in _ROLES or not count:
         return None
     _check_round(role, host, round_no)
     pass_no, round_no = int(pass_no or 1), int(round_no)
     host, peer = _one(host, shared), _one(peer, shared)
     server, client, slot = (host, peer, 0) if role == "server" else (peer, host, 1)
-    rails = at.pop("rail", None) or itertools.repeat(_one(const.get("rail"), shared), count)
+    rails = at.pop("rail", None) or (_one(const.get("rail"), shared),) * count
     # a row's side is the shared values with its own put in: most often the device alone
-    shared_values = [_one(const.get(name), shared) for name in SIDE_READS]
+    shared_values = [shared.setdefault(v, v) if v.__class__ is str else v for v in map(const.get, SIDE_READS)]
     own = [(_AT[name], column) for name, column in at.items() if name in _AT]
     if not own:
         sides = itertools.repeat(tuple(shared_values), count)
@@ -148,10 +227,9 @@ def _index_table(index, item, where, shared, duplicates):
         sides = ((device,) + rest for device in own[0][1])
     else:
         sides = (_with(shared_values, own, number) for number in range(count))
-    for rail, side in zip(rails, sides):
-        if slot == 0:
-            side = _clean_server(side, shared)
-        _put(index, (pass_no, round_no, str(rail), server, client), slot, side, duplicates)
+    if slot == 0:
+        sides = (_clean_server(side, shared) for side in sides)
+    index.put_line((pass_no, round_no, server, client), slot, tuple(map(str, rails)), tuple(sides))
     return None
 
 
@@ -168,27 +246,32 @@ def _with(values, own, number):
     return tuple(values)
 
 
-def index_sides(sides, duplicates=None, side_files=()):
-    """{(pass, round, rail, server, client): [server side, client side]} (None for a side that did not come back)
-    from side results: ``sides`` (dicts, e.g. the module's arguments) and ``side_files`` ((path, items) of side
-    files, sidefiles.iter_side_items: their table items are indexed column by column, with no dict per side). Both
-    are iterables read once, never held whole. Each side is a tuple of the values of SIDE_READS (side_dict makes it
-    a dict). A second side of the same key and role is never merged: its key goes to ``duplicates`` (a list) when
-    given."""
-    index = {}
-    shared = {}  # one object per distinct value: a clean server side per port, a string per name
+def side_index(sides, duplicates=None, side_files=()):
+    """The SideIndex of side results: ``sides`` (dicts, e.g. the module's arguments) and ``side_files`` ((path,
+    items) of side files, sidefiles.iter_side_items: their table items are indexed column by column, with no dict per
+    side). Both are iterables read once, never held whole. Each side is a tuple of the values of SIDE_READS
+    (side_dict makes it a dict). A second side of the same key and role is never merged: its key goes to
+    ``duplicates`` (a list) when given."""
+    index = SideIndex(duplicates)
+    shared = {}  # one object per distinct value: a clean server side per port, a string per name, a round's rails
     for side in sides or []:
         if isinstance(side, dict):
-            _index_columns(index, _dict_columns(side), shared, duplicates)
+            _index_columns(index, _dict_columns(side), shared)
     for path, items in side_files:
         for number, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
             if resultfile.TABLE_KEY in item:
-                _index_table(index, item, "%s[%d]" % (path, number), shared, duplicates)
+                _index_table(index, item, "%s[%d]" % (path, number), shared)
             else:
-                _index_columns(index, _dict_columns(item), shared, duplicates)
+                _index_columns(index, _dict_columns(item), shared)
     return index
+
+
+def index_sides(sides, duplicates=None, side_files=()):
+    """{(pass, round, rail, server, client): [server side, client side]} (None for a side that did not come back):
+    side_index's sides by their own keys."""
+    return side_index(sides, duplicates, side_files).flat()
 
 
 def _side_failure(side, role):
@@ -257,7 +340,7 @@ class _Join:
         self.test = settings.get("test") or "write"
         self.kind = testkinds.kind_of(self.test)
         self.duplicates = []
-        self.index = index_sides(sides, self.duplicates, side_files)
+        self.index = side_index(sides, self.duplicates, side_files)
         self.duplicate_roles = {}  # key -> the roles that came back twice (once per result, not a scan per result)
         for key, role in self.duplicates:
             self.duplicate_roles.setdefault(key, []).append(role)
@@ -363,9 +446,9 @@ def _duplicate_failure(join, key):
 
 
 def _rows(join, pairs):
-    """Each planned (pair, rail)'s result as a row (join.keys), as a generator. A pair's rail is taken out of the
-    index as it is joined: what is left at the end is what the plan does not hold (_refused), and the index shrinks
-    as the results are written (a pass planning one key twice gets no_result the second time)."""
+    """Each planned (pair, rail)'s result as a row (join.keys), as a generator. A pair's sides are taken out of the
+    index as it is joined (SideIndex.take): what is left at the end is what the plan does not hold (_refused), and
+    the index shrinks as the results are written (a pass planning one key twice gets no_result the second time)."""
     index, ports, shared, duplicates = join.index, join.ports, join.shared, join.duplicate_roles
     figures_of = join.figures_of
     for pair in pairs:
@@ -375,13 +458,13 @@ def _rows(join, pairs):
         # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
         result_pass = 1 if join.kind == "latency" else pass_no
         sports, cports = ports.get(server, _NO_PORTS), ports.get(client, _NO_PORTS)
-        for rail in pair["rails"]:
-            key = (pass_no, round_no, str(rail), server, client)
-            sside, cside = index.pop(key, _NOTHING)
+        rails = pair["rails"]
+        taken = index.take((pass_no, round_no, server, client), tuple(map(str, rails)))
+        for rail, (sside, cside) in zip(rails, taken):
             sdevice, sport, srate = sports.get(rail, _NO_PORT)
             cdevice, cport, crate = cports.get(rail, _NO_PORT)
-            if sside is None or cside is None or sside[_KIND] or cside[_KIND] or key in duplicates:
-                failure_kind, failure = _duplicate_failure(join, key)
+            if sside is None or cside is None or sside[_KIND] or cside[_KIND] or duplicates:
+                failure_kind, failure = _duplicate_failure(join, (pass_no, round_no, str(rail), server, client))
                 if failure_kind is None:
                     failure_kind, failure = root_cause(side_dict(sside), side_dict(cside))
             else:
@@ -409,7 +492,7 @@ def _refused(join):
     return [
         "%s: the plan holds no such pair, refused (not merged)"
         % _label(key, "/".join(sorted(role for role, side in zip(_ROLES, sides) if side is not None)))
-        for key, sides in sorted(join.index.items())
+        for key, sides in sorted(join.index.flat().items())
     ]
 
 

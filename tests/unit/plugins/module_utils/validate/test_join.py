@@ -287,3 +287,65 @@ def test_sides_read_from_side_files_join_exactly_as_the_same_sides_given_as_dict
         assert counts == join.summary(expected)
         assert json.dumps(failed) == json.dumps([r for r in expected if not r["passed"]])
         assert refused_written == refused
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path, seed):
+    """A runner's round (one role, peer and round, a row per rail) is indexed as one line, not a side per rail
+    (join.SideIndex). Whatever else comes for the same pair (a side by itself, the round's rails split over two
+    lines, a line written twice, rails the plan does not hold, a side among the dicts), the results, the refused
+    sides and the index are those of the same sides given one dict each, in the order they were read."""
+    import json
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    rnd = random.Random(seed)
+    pairs, sides, rails_of, settings = varied_pass(seed, rnd.choice(["write", "write_lat"]))
+    for pair in pairs:  # a retest limited to some rails leaves the others' sides to be refused
+        if rnd.random() < 0.2:
+            pair["rails"] = pair["rails"][1:]
+        elif rnd.random() < 0.05:
+            pair["rails"] = pair["rails"] + pair["rails"][-1:]  # a rail planned twice: no_result the second time
+    rounds = {}
+    for s in sides:
+        rounds.setdefault((s["host"], s["round"]), []).append(s)
+    as_dicts, chunks = [], []
+    for group in rounds.values():
+        if rnd.random() < 0.5:
+            rnd.shuffle(group)  # else in rail order, as a runner writes a round
+        while group:
+            cut = rnd.randint(1, len(group)) if rnd.random() < 0.5 else len(group)
+            chunk, group = group[:cut], group[cut:]
+            if rnd.random() < 0.05:
+                chunk.append(dict(rnd.choice(chunk)))  # a rail twice in one line
+            if rnd.random() < 0.15:
+                as_dicts.extend(chunk)  # given as the module's arguments: indexed first
+                continue
+            chunks.append(chunk)
+            if rnd.random() < 0.1:
+                chunks.append(chunk)  # the same line written twice
+    rnd.shuffle(chunks)
+    files, read_order = {}, []
+    for number, chunk in enumerate(chunks):
+        files.setdefault("f%d" % (number % 3), []).append(chunk)
+    for name in sorted(files):
+        with open(str(tmp_path / (name + sidefiles.SIDES_SUFFIX)), "w") as handle:
+            handle.write("".join(sidefiles.side_lines(chunk) for chunk in files[name]))
+        read_order += [s for chunk in files[name] for s in chunk]
+    lines = [
+        item for _p, items in sidefiles.iter_side_items(str(tmp_path)) for item in items if "ibtune_table" in item
+    ]
+    assert lines or seed % 7, "a seed in seven at least gives table lines"
+
+    def files_read():
+        return sidefiles.iter_side_items(str(tmp_path))
+
+    expected = join.join_checked(pairs, as_dicts + read_order, rails_of, settings)
+    got = join.join_checked(pairs, as_dicts, rails_of, settings, side_files=files_read())
+    assert json.dumps(got) == json.dumps(expected)
+    duplicates, duplicates_got = [], []
+    index = join.index_sides(as_dicts + read_order, duplicates)
+    index_got = join.index_sides(as_dicts, duplicates_got, side_files=files_read())
+    assert repr(sorted(index_got.items())) == repr(sorted(index.items()))  # repr: a NaN figure equals no other
+    assert sorted(duplicates) == sorted(duplicates_got)
