@@ -9,8 +9,8 @@ The failure kind names the root cause: when the server side failed first (no dev
 the client's "could not connect" is its consequence, so the server's kind wins.
 
 At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so neither is a dict here: a side is
-indexed as a tuple of what the join reads (SIDE_READS), a side file's table items column by column, and a result is
-made as a row of values in the order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as
+indexed as a tuple of what the join reads (SIDE_READS), a side file's table items column by column, a runner's round
+as one line of the index (SideIndex: 1 M entries there, not 8.4 M), and a result is made as a row of values in the order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as
 one (resultfile.write_rows). A result becomes a dict only where one is handed over: join_checked's, and the
 failures join_written returns.
 """
@@ -128,7 +128,7 @@ class SideIndex:
             self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
 
     def _split(self, pair):
-        """A line held for ``pair`` as the sides of its own keys (server line first: each slot in read order)."""
+        """Move the lines held for ``pair``, if any, to ``sides`` by their own keys (each role's in read order)."""
         got = self.lines.pop(pair, None)
         for at, line in enumerate(got or ()):
             for rail, side in zip(*line) if line else ():
@@ -145,13 +145,13 @@ class SideIndex:
         return [sides.pop((pass_no, round_no, rail, server, client), _NOTHING) for rail in rails]
 
     def _take_line(self, pair, rails, got):
+        """take() of a pair held as lines ``got``."""
         sline, cline = got
         if sline is not None and cline is not None and sline[0] == rails and cline[0] == rails:
             return list(zip(sline[1], cline[1]))  # the common case: both rounds hold the pair's rails, in order
         found = [dict(zip(*line)) if line else {} for line in got]
-        out = [
-            (found[0].pop(rail, None), found[1].pop(rail, None)) for rail in rails
-        ]  # a rail planned twice: taken once
+        # popped, not read: a rail the pair plans twice gets its sides once (no_result the second time)
+        out = [(found[0].pop(rail, None), found[1].pop(rail, None)) for rail in rails]
         self.split.add(pair)  # what the pair does not hold is left by its own keys, for _refused
         for at, left in enumerate(found):
             for rail, side in left.items():
