@@ -10,9 +10,9 @@ the client's "could not connect" is its consequence, so the server's kind wins.
 
 At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so neither is a dict here: a side is
 indexed as a tuple of what the join reads (SIDE_READS), a side file's table items column by column, a runner's round
-as one line of the index (SideIndex: 1 M entries there, not 8.4 M), and a result is made as a row of values in the order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as
-one (resultfile.write_rows). A result becomes a dict only where one is handed over: join_checked's, and the
-failures join_written returns.
+as one line of the index (SideIndex: 1 M entries there, not 8.4 M), and a result is made as a row of values in the
+order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as one (resultfile.write_rows).
+A result becomes a dict only where one is handed over: join_checked's, and the failures join_written returns.
 """
 
 from __future__ import absolute_import, division, print_function
