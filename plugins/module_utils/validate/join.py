@@ -253,7 +253,7 @@ def side_index(sides, duplicates=None, side_files=()):
     (side_dict makes it a dict). A second side of the same key and role is never merged: its key goes to
     ``duplicates`` (a list) when given."""
     index = SideIndex(duplicates)
-    shared = {}  # one object per distinct value: a clean server side per port, a string per name, a round's rails
+    shared = {}  # one object per distinct value: a clean server side per port, a string per name
     for side in sides or []:
         if isinstance(side, dict):
             _index_columns(index, _dict_columns(side), shared)
