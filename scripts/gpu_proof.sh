@@ -34,7 +34,7 @@ export ANSIBLE_CONFIG="$ROOT/ansible.cfg" ANSIBLE_COLLECTIONS_PATH=/tmp/coll
 printf '[gpu_nodes]\nlocalhost ansible_connection=local ansible_python_interpreter=%s\n' "$PY" > /tmp/gpu_proof_hosts.ini
 AP() { PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook -i /tmp/gpu_proof_hosts.ini "$@"; }
 AM() { PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible -i /tmp/gpu_proof_hosts.ini gpu_nodes "$@"; }
-PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook --version | head -2
+PYTHONPATH=/tmp/site "$PY" /tmp/site/bin/ansible-playbook --version | sed -n 1,2p
 
 step "machine"
 nvidia-smi -L

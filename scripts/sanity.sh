@@ -21,6 +21,6 @@ mkdir -p ~/.ansible/test/cache
 cp "$root/scripts/get_pip_standin.py" ~/.ansible/test/cache/"get_pip_${pipver}.py"
 # ansible-test runs from .venv-sanity, which holds ansible-test's own pinned sanity tools.
 export PATH="$venv/bin:$PATH"
-echo "ansible-test sanity with $("$venv/bin/ansible" --version | head -1)"
+echo "ansible-test sanity with $("$venv/bin/ansible" --version | sed -n 1p)"
 ansible-test sanity --python "$("$venv/bin/python" -c 'import sys;print("%d.%d"%sys.version_info[:2])')" \
   --color no "$@"
