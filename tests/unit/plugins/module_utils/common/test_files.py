@@ -1,12 +1,15 @@
 """common/files.py, the one atomic writer: a reader sees the old file or the new one, and a failed write leaves
 the old file and no temporary file behind."""
 
+import io
 import json
 import os
 import stat
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 
@@ -93,6 +96,46 @@ def test_json_list_chunks_are_byte_for_byte_json_dumps_of_the_list(count):
 def test_json_list_chunks_refuse_indent_which_they_cannot_reproduce():
     with pytest.raises(ValueError, match="indent"):
         list(files.json_list_chunks([1], indent=1))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=st.lists(JSON_VALUES, max_size=8),
+    indent=st.sampled_from([None, 0, 2]),
+    separators=st.sampled_from([(",", ":"), (", ", ": "), (" ,\n", " :\t")]),
+    around=st.sampled_from(["", " ", "\n\t \r"]),
+    block=st.sampled_from([1, 2, 3, 7, files.READ_BLOCK]),
+)
+def test_iter_json_list_yields_what_json_loads_makes_of_the_list_whatever_the_blocks(
+    items, indent, separators, around, block
+):
+    """Decoded an item at a time from blocks of any size (a block of 1 cuts every number, string and literal):
+    the items json.loads makes of the whole text, in order. The reverse-engineered whitespace is JSON's own."""
+    text = around + json.dumps(items, indent=indent, separators=separators) + around
+    assert list(files.iter_json_list(io.StringIO(text), block)) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "{}", '"[1]"', "[1,", "[1 2]", "[1,]", "[,1]", "[", "[]]", "[] 1", "[1]x", "[1.2.3]", '["a]', "[tru]"],
+)
+@pytest.mark.parametrize("block", [1, 2, files.READ_BLOCK])
+def test_iter_json_list_leaves_anything_but_a_well_formed_list_to_json_load(text, block):
+    """NotStreamable (perhaps after some items), and json.load then raises or returns something else than a list:
+    the reader never says more than json.load would, nor differently."""
+    with pytest.raises(files.NotStreamable):
+        list(files.iter_json_list(io.StringIO(text), block))
+    try:
+        assert not isinstance(json.loads(text), list)
+    except ValueError:
+        pass
 
 
 def test_write_chunks_streams_a_generator_and_a_failure_midway_keeps_the_old_file(tmp_path):
