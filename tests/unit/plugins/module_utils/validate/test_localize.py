@@ -289,6 +289,19 @@ def test_duplicate_results_and_strangers_are_refused_by_name():
     assert report["problems"][0].startswith("2 results refused: ")
 
 
+def test_results_whose_keys_only_hash_alike_are_both_kept():
+    """Duplicates are found by the keys' hashes first (no set of millions of key tuples); equal hashes are only a
+    reason to look at the keys. hash(-1) == hash(-2) in CPython, so these two keys hash alike and differ."""
+    assert hash((1, -1)) == hash((1, -2))
+    results = [rail_result("n1", "n2", "mlx5_0:1", 392.0, -1, 1), rail_result("n1", "n2", "mlx5_0:1", 392.0, -2, 1)]
+    report = build_report(results, expected_hosts=["n1", "n2"], now=NOW)
+    assert report["refused"] == [] and len(report["results"]) == 2
+    report = build_report(results + [dict(results[0])], expected_hosts=["n1", "n2"], now=NOW)
+    assert report["refused"] == [
+        "n1/mlx5_0 -> n2/mlx5_0 write pass 1 round -1 is a second result of the same pair: refused (not merged)"
+    ]
+
+
 def test_localize_groups_from_the_inventory_per_rail_and_the_path_above_a_host_without_them():
     # lab-like: node1, node2 on leaf1; node3 on leaf2; node4 on leaf3 (rail mlx5_0); leaf1's uplink to spine1
     # is degraded: node1's routes cross it, node2's do not
