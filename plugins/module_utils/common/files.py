@@ -148,7 +148,7 @@ class _ListText:
 def iter_json_list(handle, block=READ_BLOCK):
     """The items of the JSON list in ``handle`` (a text file), decoded one at a time from ``block`` characters at a
     time: neither the file's whole text nor all of its items are held at once (a results file of 4.2 M pair results
-    is 480 MiB of text, and 1.7 GiB more held while json.load decodes it whole). Raises NotStreamable, before or
+    is 480 MiB of text, and 2 GiB more held while json.load decodes it whole). Raises NotStreamable, before or
     after items were yielded, where the text is not a well-formed JSON list: json.load of the text then raises
     what is wrong, in its words."""
     text = _ListText(handle, block)
