@@ -99,7 +99,7 @@ class SideIndex:
         pair = (pass_no, round_no, server, client)
         if pair not in self.split:
             self.split.add(pair)
-            self._split(pair)
+            self._put_each(pair, _line_sides(self.lines.pop(pair, None)))
         got = self.sides.get(key)
         if got is None:
             got = self.sides[key] = [None, None]
@@ -112,27 +112,21 @@ class SideIndex:
     def put_line(self, pair, at, rails, sides):
         """Index a round's ``sides`` (one per rail of ``rails``, a tuple of strings) as side ``at`` of ``pair``
         (pass, round, server, client)."""
-        if pair not in self.split:
-            got = self.lines.get(pair)
-            if got is None:
-                got = self.lines[pair] = [None, None]
+        if pair not in self.split and len(set(rails)) == len(rails):
+            got = self.lines.setdefault(pair, [None, None])
             have = got[at]
             if have is None:
-                if len(set(rails)) == len(rails):
-                    got[at] = (self.rail_sets.setdefault(rails, rails), sides)
-                    return
-            elif set(have[0]).isdisjoint(rails) and len(set(rails)) == len(rails):
+                got[at] = (self.rail_sets.setdefault(rails, rails), sides)
+                return
+            if set(have[0]).isdisjoint(rails):
                 got[at] = (have[0] + rails, have[1] + sides)  # a round written as two lines (a failed side's keys)
                 return
-        for rail, side in zip(rails, sides):
-            self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+        self._put_each(pair, ((at, rail, side) for rail, side in zip(rails, sides)))
 
-    def _split(self, pair):
-        """Move the lines held for ``pair``, if any, to ``sides`` by their own keys (each role's in read order)."""
-        got = self.lines.pop(pair, None)
-        for at, line in enumerate(got or ()):
-            for rail, side in zip(*line) if line else ():
-                self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+    def _put_each(self, pair, sides):
+        """put() each (at, rail, side) of ``sides`` under its own key (in order: the first of a key and role stays)."""
+        for at, rail, side in sides:
+            self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
 
     def take(self, pair, rails):
         """The [server side, client side] of each of ``rails`` (strings) of ``pair``, in order, taken out of the index
@@ -153,19 +147,23 @@ class SideIndex:
         # popped, not read: a rail the pair plans twice gets its sides once (no_result the second time)
         out = [(found[0].pop(rail, None), found[1].pop(rail, None)) for rail in rails]
         self.split.add(pair)  # what the pair does not hold is left by its own keys, for _refused
-        for at, left in enumerate(found):
-            for rail, side in left.items():
-                self.put((pair[0], pair[1], rail, pair[2], pair[3]), at, side)
+        self._put_each(pair, ((at, rail, side) for at, left in enumerate(found) for rail, side in left.items()))
         return out
 
     def flat(self):
         """{(pass, round, rail, server, client): [server side, client side]} of every side left."""
         out = dict(self.sides)
         for (pass_no, round_no, server, client), got in self.lines.items():
-            for at, line in enumerate(got):
-                for rail, side in zip(*line) if line else ():
-                    out.setdefault((pass_no, round_no, rail, server, client), [None, None])[at] = side
+            for at, rail, side in _line_sides(got):
+                out.setdefault((pass_no, round_no, rail, server, client), [None, None])[at] = side
         return out
+
+
+def _line_sides(got):
+    """(at, rail, side) of each side of a pair's lines ``got`` ([server line, client line] or None), server first."""
+    for at, line in enumerate(got or ()):
+        for rail, side in zip(*line) if line else ():
+            yield at, rail, side
 
 
 def _clean_server(side, shared):
@@ -217,7 +215,7 @@ def _index_table(index, item, where, shared):
     host, peer = _one(host, shared), _one(peer, shared)
     server, client, slot = (host, peer, 0) if role == "server" else (peer, host, 1)
     rails = at.pop("rail", None) or (_one(const.get("rail"), shared),) * count
-    # a row's side is the shared values with its own put in: most often the device alone
+    # a row's side is the shared values with its own put in: most often the device alone (_one inlined: 13 a line)
     shared_values = [shared.setdefault(v, v) if v.__class__ is str else v for v in map(const.get, SIDE_READS)]
     own = [(_AT[name], column) for name, column in at.items() if name in _AT]
     if not own:

@@ -117,7 +117,7 @@ def test_iter_json_list_yields_what_json_loads_makes_of_the_list_whatever_the_bl
     items, indent, separators, around, block
 ):
     """Decoded an item at a time from blocks of any size (a block of 1 cuts every number, string and literal):
-    the items json.loads makes of the whole text, in order. The reverse-engineered whitespace is JSON's own."""
+    the items json.loads makes of the whole text, in order. Whitespace around and between as JSON allows."""
     text = around + json.dumps(items, indent=indent, separators=separators) + around
     assert list(files.iter_json_list(io.StringIO(text), block)) == json.loads(text)
 
