@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import datetime
+import itertools
 import math
 import operator
 import time
@@ -62,6 +63,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     normalize_violation,
     pair_label,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable, normalize_table
 
 MESSAGE_ITEMS = 10  # culprits named in the failure message before "and N more"
 
@@ -192,7 +194,8 @@ def build_report(results, counter_violations=None, saturated=None, baseline=None
     0 turns it off), the baseline regression, the systemic verdict and the per-host verdict over
     ``expected_hosts`` and ``host_failures``. Options (OPTIONS has their defaults): ``regression_tolerance``,
     ``min_gbps`` and ``line_rate_gbps`` (only checked, gate.check_thresholds, and used to name a systemic
-    cause), ``run_id``, ``now``, ``min_hosts``, ``in_place`` (normalise the result dicts without copying them),
+    cause), ``run_id``, ``now``, ``min_hosts``, ``in_place`` (no longer used: the results are
+    always copied into a ResultTable, validate/table.py),
     ``topology`` (the topology stage's compact fabric, report/topology.py: suspect_cables, host_order,
     switch_counter_violations), ``host_rails`` ({host: [rail names]}: a host is PASSED only when each was measured
     and passed), ``switch_groups`` ({host: leaf | {rail: leaf}}, the inventory's), ``lldp`` ({host: lldpd JSON})
@@ -275,66 +278,68 @@ def _saturated_of(items):
     return stuck
 
 
-_PAIR_KEY = operator.itemgetter("pass", "round", "rail", "server", "client", "kind", "test")  # one result a key
-_SERVER, _CLIENT = operator.itemgetter("server"), operator.itemgetter("client")
-
-
 def _refuse(results, expected_hosts):
     """(kept results, refused sentences): a result for a host the run does not expect, or a second result of the
-    same pass, round, rail, pair and test, is refused with its name, never merged."""
+    same pass, round, rail, pair and test, is refused with its name, never merged. ``results``: a ResultTable."""
     known = set(expected_hosts) if expected_hosts is not None else None
+    keys = results.columns("pass", "round", "rail", "server", "client", "kind", "test")
+    servers, clients = keys[3], keys[4]
     # the common case first, in C: every host known, and as many distinct key hashes as results (so no key twice)
     # without a set of millions of key tuples (500 MiB at 1024 hosts x 8 rails all_pairs); else the loop names them
-    all_known = known is None or (known.issuperset(map(_SERVER, results)) and known.issuperset(map(_CLIENT, results)))
-    if all_known and len(set(map(hash, map(_PAIR_KEY, results)))) == len(results):
+    all_known = known is None or (known.issuperset(servers) and known.issuperset(clients))
+    if all_known and len(set(map(hash, zip(*keys)))) == len(results):
         return results, []
     seen = set()
     kept, refused = [], []
-    for res in results:
-        stranger = known is not None and (res["server"] not in known or res["client"] not in known)
-        key = _PAIR_KEY(res)
+    for index, key in enumerate(zip(*keys)):
+        stranger = known is not None and (key[3] not in known or key[4] not in known)
         if stranger or key in seen:
+            res = results.row(index)
             why = "names a host the run does not expect" if stranger else "is a second result of the same pair"
             refused.append("%s %s pass %d round %d %s: refused (not merged)" % (
                 pair_label(res), res["test"], res["pass"], res["round"], why
             ))  # fmt: skip
             continue
         seen.add(key)
-        kept.append(res)
-    return kept, refused
+        kept.append(index)
+    return results.select(kept), refused
 
 
-def _apply_baseline(res, medians, regressed):
+def _apply_baseline(results, medians, regressed):
+    """Each result's baseline_gbps and regressed (set for every result); a passed result that regressed fails."""
+    count = len(results)
     if not medians:
-        res["baseline_gbps"] = None
-        res["regressed"] = False
+        results.set_column("baseline_gbps", [None] * count)
+        results.set_column("regressed", [False] * count)
         return
-    key = (res["link"], params_of(res))
-    res["baseline_gbps"] = medians.get(key)
-    reg = regressed.get(key)
-    res["regressed"] = reg is not None and res["bw_avg_gbps"] is not None
-    if res["regressed"] and res["passed"]:
-        res["passed"] = False
-        res["failure_kind"] = "regression"
-        res["failure"] = _regression_failure(reg)
+    figures, flags = [], []
+    for index, res in enumerate(results):
+        key = (res["link"], params_of(res))
+        figures.append(medians.get(key))
+        reg = regressed.get(key)
+        flags.append(reg is not None and res["bw_avg_gbps"] is not None)
+        if flags[-1] and res["passed"]:
+            res = results.promote(index)
+            res["passed"] = False
+            res["failure_kind"] = "regression"
+            res["failure"] = _regression_failure(reg)
+    results.set_column("baseline_gbps", figures)
+    results.set_column("regressed", flags)
 
 
 def _scan(results, regressions, medians):
-    """One pass over every result (millions at 1024 hosts x 8 rails): baseline figures, failed pairs, the hosts
-    seen, rounds and retests."""
+    """Over every result (millions at 1024 hosts x 8 rails), a column at a time: baseline figures, failed pairs
+    (held as dicts from here on: ResultTable.promote), the hosts seen, rounds and retests."""
     regressed = dict(((r["link"], tuple(r["params"][k] for k in PARAMS)), r) for r in regressions)
-    seen, failed, rounds = set(), [], set()
-    retests = 0
-    for res in results:
-        rounds.add((res["pass"], res["round"]))
-        if res["pass"] != 1:
-            retests += 1
-        _apply_baseline(res, medians, regressed)
-        seen.add(res["server"])
-        seen.add(res["client"])
-        if not res["passed"]:
-            failed.append(res)
-    return {"seen": seen, "failed": failed, "rounds": len(rounds), "retests": retests}
+    _apply_baseline(results, medians, regressed)
+    passes, rounds, servers, clients, passed = results.columns("pass", "round", "server", "client", "passed")
+    failed = [results.promote(i) for i in itertools.compress(range(len(results)), map(operator.not_, passed))]
+    return {
+        "seen": set(servers) | set(clients),
+        "failed": failed,
+        "rounds": len(set(zip(passes, rounds))),
+        "retests": len(passes) - passes.count(1),
+    }
 
 
 def _systemic(results, scan, settings, min_gbps):
@@ -379,7 +384,7 @@ def _totals(results, scan, expected, failed_hosts, passed_hosts, loc, violations
 def _build_report(results, opts):
     settings = _check_settings(opts)
     now = time.time() if opts["now"] is None else float(opts["now"])
-    results = normalize_results(results, copy=not opts["in_place"])
+    results = normalize_table(ResultTable.from_dicts(results))
     results, refused = _refuse(results, opts["expected_hosts"])
     violations = [normalize_violation(v, i) for i, v in enumerate(opts["counter_violations"] or [])]
     violations.sort(key=lambda v: (v["host"], v["device"], v["port"], v["counter"]))

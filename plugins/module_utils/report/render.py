@@ -26,6 +26,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable, failed_rows
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     median_of,
@@ -76,10 +77,12 @@ def json_pieces(data):
     keys = sorted(data)
     for index, key in enumerate(keys):
         value = data[key]
+        if isinstance(value, ResultTable):
+            value = value if value else []
         comma = "," if index < len(keys) - 1 else ""
         if index:
             yield "\n"
-        if isinstance(value, list) and value:
+        if isinstance(value, (list, ResultTable)) and value:
             yield "  %s: [\n" % _compact(key)
             yield from _batched("    " + _compact(item) for item in value)
             yield "\n  ]%s" % comma
@@ -634,7 +637,7 @@ def report_document(report):
     complete = not _aggregate.aggregated(report)
     doc = dict(report, results_file=RESULTS_FILE, results_complete=complete)
     if not complete:
-        doc["results"] = [res for res in results if not res.get("passed")]
+        doc["results"] = failed_rows(results)
     return doc
 
 

@@ -16,6 +16,7 @@ __metaclass__ = type
 import bisect
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import fmt_value, median_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
 
 MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
 
@@ -66,23 +67,22 @@ def _worse(kind, value, than):
     return value > than if kind == "latency" else value < than
 
 
-def _collect(results):
-    """({(kind, test, rail): [first-pass values, worst passed value]}, retests) in one pass over the results."""
+def _collect(passes, planes, figures, failure_kinds, passed):
+    """({(kind, test, rail): [first-pass values, worst passed value]}, retest indices) in one pass over the
+    results' columns."""
     groups = {}
     retests = []
-    for res in results:
-        if res["pass"] != 1:
-            retests.append(res)
+    for index, (pass_no, key, value, failure_kind, ok) in enumerate(zip(passes, planes, figures, failure_kinds, passed)):
+        if pass_no != 1:
+            retests.append(index)
             continue
-        value = _figure(res)
-        if value is None or res.get("failure_kind") == "invalid":
+        if value is None or failure_kind == "invalid":
             continue
-        key = (res["kind"], res["test"], res["rail"])
         group = groups.get(key)
         if group is None:
             group = groups[key] = [[], None]
         group[0].append(value)
-        if res["passed"] and (group[1] is None or _worse(res["kind"], value, group[1])):
+        if ok and (group[1] is None or _worse(key[0], value, group[1])):
             group[1] = value
     return groups, retests
 
@@ -111,30 +111,38 @@ def peer_gate(results, min_peer_fraction):
     """Fail (in place) the results that passed their absolute gate but are below min_peer_fraction x
     the median of their peers: the other first-pass results of the same kind, test and rail (a
     retest is held to the first pass's median). Latency mirrors it: above median / min_peer_fraction
-    fails. Needs MIN_PEERS peers. A failed result gets `peer_median`. Returns how many it failed."""
+    fails. Needs MIN_PEERS peers. A failed result gets `peer_median`. Returns how many it failed.
+    ``results``: normalised result dicts, or a ResultTable (read a column at a time; a result that fails is
+    promoted to its own dict)."""
     if not min_peer_fraction:
         return 0
-    groups, retests = _collect(results)
+    passes, kinds, tests, rails, bws, lats, failure_kinds, passed = columns_of(
+        results, "pass", "kind", "test", "rail", "bw_avg_gbps", "t_typical_us", "failure_kind", "passed"
+    )
+    figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
+    planes = list(zip(kinds, tests, rails))
+    groups, retests = _collect(passes, planes, figures, failure_kinds, passed)
     stats, suspicious = _bounds(groups, min_peer_fraction)
+    held = result_at(results)
     failed = 0
     if suspicious:
-        for res in results:
-            if res["pass"] != 1 or not res["passed"]:
+        for index, (pass_no, key, value, ok) in enumerate(zip(passes, planes, figures, passed)):
+            if pass_no != 1 or not ok:
                 continue
-            key = (res["kind"], res["test"], res["rail"])
             bound = suspicious.get(key)
-            if bound is not None and _worse(key[0], _figure(res), bound):
-                failed += _peer_check(res, stats[key][0], None, min_peer_fraction)
-    for res in retests:
-        entry = stats.get((res["kind"], res["test"], res["rail"]))
+            if bound is not None and _worse(key[0], value, bound):
+                failed += _peer_check(held, index, stats[key][0], None, min_peer_fraction)
+    for index in retests:
+        entry = stats.get(planes[index])
         if entry is not None:
-            failed += _peer_check(res, entry[0], entry[1], min_peer_fraction)
+            failed += _peer_check(held, index, entry[0], entry[1], min_peer_fraction)
     return failed
 
 
-def _peer_check(res, ordered, median, fraction):
-    """1 when res (passed so far) is slow against the sorted peer values (its own among them when
-    median is None: then the median of the others is used), else 0."""
+def _peer_check(held, index, ordered, median, fraction):
+    """1 when result ``index`` (held(index): passed so far) is slow against the sorted peer values (its own among
+    them when median is None: then the median of the others is used), else 0."""
+    res = held(index, False)
     value = _figure(res)
     if not res["passed"] or value is None:
         return 0
@@ -146,6 +154,7 @@ def _peer_check(res, ordered, median, fraction):
     limit = median / fraction if res["kind"] == "latency" else fraction * median
     if not _worse(res["kind"], value, limit):
         return 0
+    res = held(index, True)
     res["passed"] = False
     res["failure_kind"] = "slow_vs_peers"
     res["peer_median"] = round(median, 3)

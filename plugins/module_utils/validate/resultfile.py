@@ -26,6 +26,7 @@ import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
 
 # pair results above which the files that list them go compact: the results file is table-encoded, and the
 # report (report/aggregate.py) summarises per host and rail what cannot take one line per pair
@@ -215,15 +216,34 @@ def expand_items(items, name="results"):
     return out
 
 
-def read_results(path, name=None):
-    """The pair results of the results file ``path`` (either form). Raises ResultsFileError naming ``name`` (e.g.
-    results_paths[1], default the path) when the file cannot be read, is not JSON or is not a list; the items
-    themselves are the report's to validate (results.normalize_results)."""
+def table_of_items(items, name="results"):
+    """The pair results of a decoded results file's items as a ResultTable:
+    a table item's rows go in as columns, never as a dict per result (what the report holds at scale). A list of
+    items is dropped from as it is read, as expand_items does. An item that is not a dict raises ValueError naming
+    it by its place among the table's results (as normalize_results would)."""
+    table = ResultTable()
+    strings = {}
+    held = isinstance(items, list)
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and TABLE_KEY in item:
+            const, names, columns, count = table_columns(item, "%s[%d]" % (name, index))
+            table.add_columns(const, names, shared_strings(columns, strings), count)
+            if held:
+                items[index] = None
+        elif isinstance(item, dict):
+            table.add_dict(item)
+        else:
+            raise ValueError("results[%d] must be a dict (a pair result), got %r" % (len(table), item))
+    return table
+
+
+def _read(path, name, expand):
+    """expand(items, name) of the results file ``path``: read_results and read_table."""
     name = name or path
     try:
-        with open(path, encoding="utf-8") as handle, paused_gc():  # millions of new dicts: see common/memory.py
-            try:  # an item at a time: 3.6 GiB held at 1024 hosts x 8 rails all_pairs once read, not 5.6
-                return expand_items(files.iter_json_list(handle), name)
+        with open(path, encoding="utf-8") as handle, paused_gc():  # millions of new objects: see common/memory.py
+            try:  # an item at a time: each table item is expanded before the next one is decoded
+                return expand(files.iter_json_list(handle), name)
             except files.NotStreamable:  # not a list, or not JSON: json.load names what is wrong
                 handle.seek(0)
                 data = json.load(handle)
@@ -232,10 +252,38 @@ def read_results(path, name=None):
     except (IOError, OSError) as exc:
         raise ResultsFileError("cannot read %s: %s" % (name, exc))
     except ValueError as exc:
+        if isinstance(exc, _NotADict):
+            raise
         raise ResultsFileError(
             "%s is not valid JSON (%s): the join step writes a JSON list of pair results" % (name, exc)
         )
     if not isinstance(data, list):
         raise ResultsFileError("%s holds a JSON %s, not a list of pair results" % (name, type(data).__name__))
     with paused_gc():
-        return expand_items(data, name)
+        return expand(data, name)
+
+
+def read_results(path, name=None):
+    """The pair results of the results file ``path`` (either form), as dicts. Raises ResultsFileError naming
+    ``name`` (e.g. results_paths[1], default the path) when the file cannot be read, is not JSON or is not a list;
+    the items themselves are the report's to validate (results.normalize_results)."""
+    return _read(path, name, expand_items)
+
+
+def read_table(path, name=None):
+    """read_results as a ResultTable (table_of_items): the report's reader. An
+    item that is not a dict raises ValueError (not ResultsFileError) naming it as normalize_results would."""
+
+    def expand(items, where):
+        try:
+            return table_of_items(items, where)
+        except ValueError as exc:
+            if isinstance(exc, ResultsFileError):
+                raise
+            raise _NotADict(str(exc))
+
+    return _read(path, name, expand)
+
+
+class _NotADict(ValueError):
+    """A results file item that is not a pair result at all: the report's error, not the file's."""

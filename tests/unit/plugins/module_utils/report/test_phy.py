@@ -57,7 +57,7 @@ def test_a_pre_failure_warning_is_named_everywhere_and_does_not_fail():
     assert case.find("system-out").text == "warning: " + msg
     assert ("- warning: %s" % msg) in RR.to_markdown(report)
     assert 'data-severity="warning" data-cable="n5 mlx5_1 &lt;-&gt; its peer' in RR.to_html(report)
-    json.dumps(report)
+    assert json.loads(RR.to_json(report))["phy_findings"] == report["phy_findings"]  # report.json holds them
 
 
 def test_a_phy_error_fails_the_run_and_is_in_the_message():

@@ -1,0 +1,375 @@
+# -*- coding: utf-8 -*-
+# Copyright: ibtune.fabric contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report's pair results held column by column (ResultTable), and their normalisation over columns.
+
+At 1024 hosts x 8 rails all_pairs a pass has 4.2 M pair results. One dict per result costs 832 bytes (27 keys):
+3.5 GiB before the report has decided anything, and building them is most of the time reading the results file
+takes. A ResultTable keeps the results the way the results file already holds them (resultfile.py's table items):
+runs of results with the same keys as one list per key. The report's steps over every result read whole columns
+(set, zip, map and sorted run in C), and only the few results that differ in shape (a failed one, with its
+sentence and its peer median) are held as dicts ("promoted": from then on that dict is the result).
+
+Iterating a table yields one dict per result, in order: a promoted result's own dict, any other made for the
+occasion (changing it changes nothing: the steps that change results go through promote or set_column). So every
+consumer that reads results one by one keeps working; those that run over millions read columns instead.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import bisect
+import itertools
+import math
+import operator
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as _results
+
+_NONE = type(None)
+
+
+class ResultTable:
+    """Pair results in order, as blocks of results with the same keys, one list per key (see the module docstring).
+
+    Build one with from_dicts, add_dict and add_columns; read it with len, iteration, row, column; change it with
+    promote (a result becomes its own dict) and set_column (a key for every result)."""
+
+    def __init__(self):
+        self._blocks = []  # [keys (sorted tuple), {key: list of values}, count]
+        self._starts = []  # index of each block's first result
+        self._count = 0
+        self._promoted = {}  # result index -> its dict (the result from then on)
+
+    @classmethod
+    def from_dicts(cls, results):
+        """A table of the dicts ``results`` (None: empty). Raises ValueError naming the first item that is not a
+        dict, as normalize_results does."""
+        table = cls()
+        if results is None:
+            return table
+        if isinstance(results, cls):
+            return results
+        if isinstance(results, (str, bytes, dict)):
+            raise ValueError("results must be a list of pair result dicts, got %s" % type(results).__name__)
+        for index, item in enumerate(results):
+            if not isinstance(item, dict):
+                raise ValueError("results[%d] must be a dict (a pair result), got %r" % (index, item))
+            table.add_dict(item)
+        return table
+
+    def __len__(self):
+        return self._count
+
+    def __bool__(self):
+        return self._count > 0
+
+    def _new_block(self, keys):
+        self._blocks.append([keys, dict((k, []) for k in keys), 0])
+        self._starts.append(self._count)
+        return self._blocks[-1]
+
+    def _block_for(self, keys):
+        if self._blocks and self._blocks[-1][0] == keys:
+            return self._blocks[-1]
+        return self._new_block(keys)
+
+    def add_dict(self, res):
+        """Append one result (its values are copied: the dict itself is not kept)."""
+        keys = tuple(sorted(res))
+        block = self._block_for(keys)
+        columns = block[1]
+        for key in keys:
+            columns[key].append(res[key])
+        block[2] += 1
+        self._count += 1
+
+    def add_columns(self, const, names, columns, count):
+        """Append ``count`` results: every one holds ``const``, and key names[i] takes its values from columns[i]
+        (sequences of ``count`` values, in order)."""
+        if not count:
+            return
+        keys = tuple(sorted(set(const) | set(names)))
+        if len(keys) != len(const) + len(names):
+            raise ValueError("a key is both shared and a column: %s" % sorted(set(const) & set(names)))
+        block = self._block_for(keys)
+        held = block[1]
+        for key, value in const.items():
+            held[key].extend(itertools.repeat(value, count))
+        for key, column in zip(names, columns):
+            held[key].extend(column)
+        block[2] += count
+        self._count += count
+
+    # -- reading
+
+    def _locate(self, index):
+        if not 0 <= index < self._count:
+            raise IndexError("result %d of %d" % (index, self._count))
+        number = bisect.bisect_right(self._starts, index) - 1
+        return self._blocks[number], index - self._starts[number]
+
+    def row(self, index):
+        """Result ``index`` as a dict: its own once promoted, else a new one."""
+        res = self._promoted.get(index)
+        if res is not None:
+            return res
+        (keys, columns, _count), offset = self._locate(index)
+        return dict((k, columns[k][offset]) for k in keys)
+
+    def __iter__(self):
+        promoted = self._promoted
+        index = 0
+        for keys, columns, count in self._blocks:
+            rows = zip(*[columns[k] for k in keys]) if keys else itertools.repeat((), count)
+            if not promoted:
+                for values in rows:
+                    yield dict(zip(keys, values))
+                continue
+            for values in rows:
+                res = promoted.get(index)
+                yield res if res is not None else dict(zip(keys, values))
+                index += 1
+        # (index is only counted where a promoted result can be met)
+
+    def column(self, key):
+        """The values of ``key``, one per result in order (None where a result has no such key): a new list."""
+        out = []
+        for _keys, columns, count in self._blocks:
+            values = columns.get(key)
+            out.extend(values if values is not None else itertools.repeat(None, count))
+        for index, res in self._promoted.items():
+            out[index] = res.get(key)
+        return out
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.row(i) for i in range(*index.indices(self._count))]
+        return self.row(index + self._count if index < 0 else index)
+
+    def __eq__(self, other):
+        if isinstance(other, (ResultTable, list, tuple)):
+            return len(self) == len(other) and all(map(operator.eq, self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "ResultTable(%d results in %d blocks, %d held as dicts)" % (
+            self._count,
+            len(self._blocks),
+            len(self._promoted),
+        )
+
+    def columns(self, *keys):
+        return [self.column(k) for k in keys]
+
+    def promoted(self):
+        """{index: dict} of the results held as dicts."""
+        return self._promoted
+
+    # -- changing
+
+    def promote(self, index):
+        """Result ``index`` as a dict held from now on (changes to it are the result's)."""
+        res = self._promoted.get(index)
+        if res is None:
+            res = self._promoted[index] = self.row(index)
+        return res
+
+    def set_column(self, key, values):
+        """Give every result ``key`` (values: one per result, in order)."""
+        if len(values) != self._count:
+            raise ValueError("%d values for %d results" % (len(values), self._count))
+        for number, block in enumerate(self._blocks):
+            start = self._starts[number]
+            block[1][key] = values[start : start + block[2]]
+            if key not in block[0]:
+                block[0] = tuple(sorted(block[0] + (key,)))
+        for index, res in self._promoted.items():
+            res[key] = values[index]
+
+    def store(self, index, res):
+        """Make ``res`` result ``index``: written into the columns when it has its block's keys, else promoted."""
+        (keys, columns, _count), offset = self._locate(index)
+        if len(res) == len(keys) and all(k in res for k in keys):
+            for key in keys:
+                columns[key][offset] = res[key]
+            self._promoted.pop(index, None)
+        else:
+            self._promoted[index] = res
+
+    def extend(self, other):
+        """Append the results of the table ``other`` (which is used up: its lists become this table's)."""
+        offset = self._count
+        blocks = self._blocks + other._blocks
+        promoted = dict(self._promoted)
+        promoted.update((offset + i, res) for i, res in other._promoted.items())
+        self._set_blocks(blocks)
+        self._promoted = promoted
+
+    def _set_blocks(self, blocks):
+        """Hold ``blocks`` (the same results, in order), adjacent ones with the same keys merged."""
+        self._blocks, self._starts, self._count = [], [], 0
+        for keys, columns, count in blocks:
+            block = self._block_for(keys)
+            if block[2] == 0:
+                block[1] = columns
+            else:
+                for key in keys:
+                    block[1][key].extend(columns[key])
+            block[2] += count
+            self._count += count
+
+    def select(self, indices):
+        """A new table of the results at ``indices`` (in that order)."""
+        out = ResultTable()
+        for index in indices:
+            out.add_dict(self.row(index))
+        return out
+
+
+def columns_of(results, *keys):
+    """[values of key, one per result] for each of ``keys``: a ResultTable's columns, or read from a list of dicts
+    (None where a result has no such key), so a step written over columns serves both."""
+    if isinstance(results, ResultTable):
+        return results.columns(*keys)
+    return [[res.get(key) for res in results] for key in keys]
+
+
+def result_at(results):
+    """held(index, change): result ``index`` of a ResultTable or a list of dicts; with ``change`` the dict to change
+    it through (a table's result is promoted), else one to read."""
+    if isinstance(results, ResultTable):
+        return lambda index, change: results.promote(index) if change else results.row(index)
+    return lambda index, change: results[index]
+
+
+def failed_rows(results):
+    """The results that did not pass (``passed`` falsy), in order: dicts, from a list or a ResultTable (whose
+    passed column is read, so only those results are made into dicts)."""
+    (passed,) = columns_of(results, "passed")
+    held = result_at(results)
+    return [held(i, False) for i in itertools.compress(range(len(passed)), map(operator.not_, passed))]
+
+
+# -- normalisation over columns
+
+
+def _floats_ok(values):
+    """Whether every value is None or a float in [0, MAX_FIGURE] (NaN and inf are not): _results._figure_ok for a
+    whole column, in C."""
+    types = set(map(type, values))
+    if not types <= {float, _NONE}:
+        return False
+    numbers = [v for v in values if v is not None] if _NONE in types else values
+    if not numbers:
+        return True
+    if any(map(math.isnan, numbers)):
+        return False
+    return min(numbers) >= 0.0 and max(numbers) <= _results.MAX_FIGURE
+
+
+def _strings_ok(values, none=False):
+    """Every value a non-empty string (or None when ``none``)."""
+    types = set(map(type, values))
+    return types <= ({str, _NONE} if none else {str}) and "" not in values
+
+
+def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
+    """The verdict half of _results._clean over a block's columns: a passed result has no failure, a figure and
+    (with a threshold) a figure at or above it; a failed one a sentence and a kind."""
+    if not set(map(type, passed)) <= {bool}:
+        return False
+    failed = list(map(operator.not_, passed))
+    if any(failed):
+        for flag, text, kind in zip(failed, failure, failure_kind):
+            if flag and (text.__class__ is not str or text == "" or kind.__class__ is not str or kind == ""):
+                return False
+    if not all(failed):
+        ok = list(map(operator.not_, failed))
+        if set(itertools.compress(failure, ok)) | set(itertools.compress(failure_kind, ok)) != {None}:
+            return False
+        figures = list(itertools.compress(bw, ok))
+        if None in figures:
+            return False
+        limits = list(itertools.compress(threshold, ok))
+        if None in limits:
+            pairs = [(v, t) for v, t in zip(figures, limits) if t is not None]
+            figures, limits = [v for v, _t in pairs], [t for _v, t in pairs]
+        if any(map(operator.lt, figures, limits)):
+            return False
+    return True
+
+
+def _rates_ok(bw, rate):
+    if set(rate) == {None}:
+        return True
+    if not set(map(type, rate)) <= {float, _NONE}:
+        return False
+    margin = 1.0 + _results.LINE_RATE_MARGIN
+    return all(r is None or v is None or v <= r * margin for v, r in zip(bw, rate))
+
+
+def block_clean(columns, count):
+    """Whether every result of a block is already what normalising makes of it (_results._clean, checked a column
+    at a time): then normalising it only adds its link."""
+    if any(columns.get(k) is None for k in _results.FETCHED):
+        return False
+    col = columns.get
+    return (
+        col("kind").count("bandwidth") == count
+        and _strings_ok(col("server"))
+        and _strings_ok(col("client"))
+        and _strings_ok(col("server_device"), none=True)
+        and _strings_ok(col("client_device"), none=True)
+        and set(map(type, col("server_port"))) <= {int, _NONE}
+        and set(map(type, col("client_port"))) <= {int, _NONE}
+        and set(map(type, col("pass"))) == {int}
+        and set(map(type, col("round"))) == {int}
+        and _strings_ok(col("test"))
+        and None not in col("rail")
+        and "" not in col("rail")
+        and all(_floats_ok(col(k)) for k in ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s"))
+        and _rates_ok(col("bw_avg_gbps"), col("line_rate_gbps") or itertools.repeat(None, count))
+        and _verdicts_ok(col("passed"), col("failure"), col("failure_kind"), col("bw_avg_gbps"), col("threshold_gbps"))
+    )
+
+
+def _end(host, device):
+    return host + "/" + device if device else host  # results._link_of's, so a non-text device fails alike
+
+
+def links(server, server_device, client, client_device):
+    """The link (results._link_of) of every result: each distinct end's text made once, the rest in C."""
+    ends = {}
+    for pair in itertools.chain(set(zip(server, server_device)), set(zip(client, client_device))):
+        ends[pair] = _end(*pair)
+    first = list(map(ends.__getitem__, zip(server, server_device)))
+    second = list(map(ends.__getitem__, zip(client, client_device)))
+    low, high = map(min, first, second), map(max, first, second)
+    return list(map(operator.add, map(operator.add, low, itertools.repeat("<->")), high))
+
+
+def normalize_table(table):
+    """normalize_results for a ResultTable, in place: a block whose columns are all clean (block_clean) is left as
+    it is; the results of any other block are normalised as dicts (results.normalize_result) and put back as
+    columns. Every result gets its link. Raises ValueError as normalize_results does (naming the result's index)."""
+    blocks = []
+    start = 0
+    for block in table._blocks:
+        keys, columns, count = block
+        if block_clean(columns, count):
+            blocks.append(block)
+        else:
+            rows = zip(*[columns[k] for k in keys]) if keys else itertools.repeat((), count)
+            done = ResultTable()
+            for index, values in enumerate(rows, start):
+                res = _results.normalize_result(dict(zip(keys, values)), index)
+                del res["link"]  # set for every result below
+                done.add_dict(res)
+            blocks.extend(done._blocks)
+        start += count
+    table._set_blocks(blocks)
+    table.set_column("link", links(*table.columns("server", "server_device", "client", "client_device")))
+    return table
