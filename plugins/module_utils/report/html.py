@@ -25,6 +25,7 @@ import html
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
 
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
 MAX_FAILED_ROWS = 200  # rows of the failed pairs table
@@ -769,7 +770,8 @@ def _host_rails(report, host_rails=None):
 
 def _host_groups(report, results):
     """{host: group label} of consecutive hosts in the heatmaps' order, at most MAX_AXIS groups, and the labels."""
-    hosts = _ordered_hosts(report, set(h for r in results for h in (r["server"], r["client"])))
+    servers, clients = columns_of(results, "server", "client")
+    hosts = _ordered_hosts(report, set(servers) | set(clients))
     size = -(-len(hosts) // MAX_AXIS)
     labels, group_of = [], {}
     for start in range(0, len(hosts), size):
@@ -783,28 +785,43 @@ def _host_groups(report, results):
 def _grouped_cells(results, group_of):
     """The heatmaps' cells over host groups: per (kind, test, rail) and (server group, client group), the failing
     results (the first few in the results' order, so the cell fails and its hover names them) or else the worst
-    passing one (the first of equals). One pass over the results, with no cell per host pair in between: at 1024
-    hosts x 8 rails those were 4.2 M lists."""
+    passing one (the first of equals). One pass over the results' columns (a ResultTable's: only the results a
+    cell shows are made dicts), with no cell per host pair in between: at 1024 hosts x 8 rails those were 4.2 M
+    lists."""
+    (kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws, limits_us,
+     limits_gbps) = columns_of(
+        results, "kind", "test", "rail", "server_device", "client_device", "server", "client", "passed",
+        "t_typical_us", "bw_avg_gbps", "threshold_us", "threshold_gbps",
+    )  # fmt: skip
+    held = result_at(results)
     merged = {}
-    for res in results:
-        kind = kind_of(res)
-        key = (kind, str(res.get("test") or ""), rail_of(res))
+    rows = zip(kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws)
+    for index, (kind, test, rail, sdev, cdev, server, client, ok, lat, bw) in enumerate(rows):
+        kind = str(kind) if kind else ("latency" if lat is not None else "bandwidth")  # kind_of
+        if rail is None or rail == "":  # rail_of
+            rail = sdev or cdev or "-"
+        key = (kind, str(test or ""), str(rail))
         cells = merged.get(key)
         if cells is None:
             cells = merged[key] = {}
-        pair = (group_of[res["server"]], group_of[res["client"]])
+        pair = (group_of[server], group_of[client])
         cell = cells.get(pair)
         if cell is None:
             cell = cells[pair] = {"failing": [], "worst": None}
-        if not res.get("passed"):
+        if not ok:
             if len(cell["failing"]) < GROUP_TITLE_FAILURES:
-                cell["failing"].append(res)
+                cell["failing"].append(held(index, False))
             continue
-        good = _cell_value(res, kind)[2]
+        if kind == "latency":  # _cell_value's goodness
+            gate = limits_us[index]
+            good = (gate / lat) if lat and gate else None
+        else:
+            gate = limits_gbps[index]
+            good = (bw / gate) if bw is not None and gate else None
         if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
-            cell["worst"] = (good if good is not None else float("inf"), res)
+            cell["worst"] = (good if good is not None else float("inf"), index)
     return dict(
-        (key, dict((pair, c["failing"] or [c["worst"][1]]) for pair, c in cells.items()))
+        (key, dict((pair, c["failing"] or [held(c["worst"][1], False)]) for pair, c in cells.items()))
         for key, cells in merged.items()
     )
 

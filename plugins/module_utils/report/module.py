@@ -16,6 +16,7 @@ import os
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.build import build_report
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import (
     load_baseline,
     locked,
@@ -45,15 +46,18 @@ class ReportError(Exception):
     """The module fails with this one sentence."""
 
 
-def read_results_files(paths):
+def read_results_files(paths, table=None):
     """The pair results of every file in `paths` (each a results file as fabric_join writes it, in either of the
-    forms of validate/resultfile.py), concatenated."""
-    out = []
+    forms of validate/resultfile.py), concatenated into a ResultTable (``table``, appended to, or a new one): a
+    table item's rows stay columns (resultfile.read_table)."""
+    out = ResultTable() if table is None else table
     for index, path in enumerate(paths or []):
         try:
-            out.extend(resultfile.read_results(path, "results_paths[%d] %s" % (index, path)))
+            out.extend(resultfile.read_table(path, "results_paths[%d] %s" % (index, path), len(out)))
         except resultfile.ResultsFileError as exc:
             raise ReportError(str(exc))
+        except ValueError as exc:  # an item that is not a pair result, named as build_report names it
+            raise ReportError("fabric_report: %s" % exc)
     return out
 
 
@@ -90,8 +94,11 @@ REPORT_OPTIONS = (
 
 
 def _build(p, baseline):
-    results = list(p.get("results") or [])
-    results.extend(read_results_files(p.get("results_paths")))
+    try:
+        results = ResultTable.from_dicts(p.get("results") or [])
+    except ValueError as exc:
+        raise ReportError("fabric_report: %s" % exc)
+    read_results_files(p.get("results_paths"), results)
     options = dict((k, p[k]) for k in REPORT_OPTIONS if p.get(k) is not None)
     try:
         report = build_report(results, p["counter_violations"], p["saturated"], baseline, in_place=True, **options)

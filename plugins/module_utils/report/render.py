@@ -26,7 +26,12 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable, failed_rows
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
+    ResultTable,
+    columns_of,
+    failed_rows,
+    result_at,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
     median_of,
@@ -234,7 +239,7 @@ def _pairs_suite(root, report, host_rails=None):
     pairs = _suite(root, "pairs", report)
     if _aggregate.aggregated(report):
         tests, failures = _host_rail_cases(pairs, report, host_rails)
-        total_time = sum(r.get("duration_s") or 0.0 for r in report["results"])
+        total_time = sum(filter(None, columns_of(report["results"], "duration_s")[0]))
         _close_suite(pairs, tests, failures, time_s="%.3f" % total_time)
         return tests, failures, total_time
     failures = 0
@@ -428,19 +433,20 @@ def _md_tables(report):
 
 def _md_figures(report):
     lines = []
-    measured = [r["bw_avg_gbps"] for r in report["results"] if r["bw_avg_gbps"] is not None]
+    bws, typicals, bases_of = columns_of(report["results"], "bw_avg_gbps", "t_typical_us", "latency_basis")
+    measured = [v for v in bws if v is not None]
     if measured:
         text = "%d measurements: min %s, median %s, max %s." % (
             len(measured), fmt_gbps(min(measured)), fmt_gbps(median_of(measured)), fmt_gbps(max(measured))
         )  # fmt: skip
         lines += ["", "## Bandwidth", "", text]
-    latency = [r for r in report["results"] if r.get("t_typical_us") is not None]
-    if latency:
-        typical = [r["t_typical_us"] for r in latency]
+    typical = [v for v in typicals if v is not None]
+    if typical:
         bases = {}
-        for r in latency:
-            basis = r.get("latency_basis") or "t_typical"
-            bases[basis] = bases.get(basis, 0) + 1
+        for value, basis in zip(typicals, bases_of):
+            if value is not None:
+                basis = basis or "t_typical"
+                bases[basis] = bases.get(basis, 0) + 1
         gated = ", ".join("%s %d" % (LATENCY_BASIS_WORDS.get(b, b), n) for b, n in sorted(bases.items()))
         lines += ["", "## Latency", "", "%d measurements (gated on: %s): min %s, median %s, max %s." % (
             len(typical), gated, fmt_us(min(typical)), fmt_us(median_of(typical)), fmt_us(max(typical)))]  # fmt: skip
@@ -604,7 +610,9 @@ def to_prometheus(report, host_rails=None):
     results = report["results"]
     if _aggregate.aggregated(report):
         _prom_host_rails(series, results, host_rails)
-        results = [r for r in results if not r["passed"] or r.get("regressed")]
+        passed, regressed = columns_of(results, "passed", "regressed")
+        held = result_at(results)
+        results = [held(i, False) for i, (ok, reg) in enumerate(zip(passed, regressed)) if not ok or reg]
     for res in sorted(results, key=lambda r: (r["pass"], r["round"])):
         _prom_result(series, res)
     _prom_culprits(series, report)

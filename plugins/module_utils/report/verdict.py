@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import itertools
 import re
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
@@ -20,6 +21,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     pair_label,
     producer,
 )
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -53,18 +55,27 @@ CAUSES = {
 # Systemic verdict
 
 
+def _distinct(column):
+    """The column's distinct values (a column is millions of results, of a few rates), or itself when a value
+    cannot be hashed."""
+    try:
+        return set(column)
+    except TypeError:
+        return column
+
+
 def line_rate_of(results, line_rate_gbps=None):
     """The line rate: the option when given, else the highest rate the results carry (a rate key, or
     the rate in gate.py's threshold_basis, "0.9 x 400 Gb/s port rate"); None if none."""
     if line_rate_gbps:
         return float(line_rate_gbps)
     best = None
-    for res in results:
-        for key in LINE_RATE_KEYS:
-            value = res.get(key)
+    columns = columns_of(results, *(LINE_RATE_KEYS + ("threshold_basis",)))
+    for column in columns[:-1]:
+        for value in _distinct(column):
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 best = value if best is None or value > best else best
-        basis = res.get("threshold_basis")
+    for basis in _distinct(columns[-1]):
         if basis and isinstance(basis, str):
             match = _BASIS_RATE.search(basis)
             if match:
@@ -263,20 +274,18 @@ def _add_pair_kinds(reasons, failed, regressions):
 
 
 def _rails_measured(results):
-    """{host: {(kind, rail): passed on it at least once}} over every result (one pass over millions of results:
-    a dict of (host, plane) -> passed, filled with as few operations as possible)."""
-    flags = {}
-    get = flags.get
-    for res in results:
-        key = (res.get("kind") or "bandwidth", res.get("rail"))
-        passed = res["passed"]
-        for host in (res["server"], res["client"]):
-            marker = (host, key)
-            if not get(marker):
-                flags[marker] = passed
+    """{host: {(kind, rail): passed on it at least once}} over every result (one pass over millions of results, a
+    column at a time: a dict of (host, plane) -> passed, filled with as few operations as possible)."""
+    kinds, rails, passed, servers, clients = columns_of(results, "kind", "rail", "passed", "server", "client")
+    planes = [(kind or "bandwidth", rail) for kind, rail in zip(kinds, rails)]
+    # first the (host, plane) pairs in the order they are met (a result's server, then its client), in C; then True
+    # wherever one passed
+    flags = dict.fromkeys(itertools.chain.from_iterable(zip(zip(servers, planes), zip(clients, planes))), False)
+    for side in (servers, clients):
+        flags.update((marker, True) for marker, ok in zip(zip(side, planes), passed) if ok)
     out = {}
-    for (host, key), passed in flags.items():
-        out.setdefault(host, {})[key] = bool(passed)
+    for (host, key), ok in flags.items():
+        out.setdefault(host, {})[key] = ok
     return out
 
 

@@ -35,6 +35,7 @@ __metaclass__ = type
 import heapq
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import value_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 # failure kinds that say nothing about the link between the two ends
@@ -107,29 +108,33 @@ class Plane:
 
 def build_planes(results, exclude_hosts=()):
     """{(kind, rail): Plane} over the results that implicate a link. A passed first-pass result (nearly all of
-    millions at 1024 hosts x 8 rails) only adds its two ends to each other's partners: kept inline."""
+    millions at 1024 hosts x 8 rails) only adds its two ends to each other's partners: kept inline, over the
+    results' columns (a list of dicts or a ResultTable: only the other results are read as dicts)."""
     planes = {}
-    for res in results:
-        key = (res.get("kind") or "bandwidth", res.get("rail"))
+    columns = columns_of(results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device")
+    held = result_at(results)
+    for index, (kind, rail, passed, pass_no, server, client, server_device, client_device) in enumerate(zip(*columns)):
+        key = (kind or "bandwidth", rail)
         plane = planes.get(key)
         if plane is None:
             plane = planes[key] = Plane(key)
-        if res.get("passed") and (res.get("pass") or 1) == 1:
-            server, client = res["server"], res["client"]
+        if passed and (pass_no or 1) == 1:
             partners = plane.ok.get(server)
             if partners is None:
                 plane.ok[server] = {client}
-                plane.devices[server] = res.get("server_device")
+                plane.devices[server] = server_device
             else:
                 partners.add(client)
             partners = plane.ok.get(client)
             if partners is None:
                 plane.ok[client] = {server}
-                plane.devices[client] = res.get("client_device")
+                plane.devices[client] = client_device
             else:
                 partners.add(server)
-        elif res.get("server") and res.get("client") and implicates_link(res, exclude_hosts):
-            plane.add(res)
+        elif server and client:
+            res = held(index, False)
+            if implicates_link(res, exclude_hosts):
+                plane.add(res)
     return planes
 
 

@@ -105,6 +105,27 @@ def table_items(results):
         yield from _batch_items(batch)
 
 
+def table_items_of(table):
+    """table_items for a ResultTable: the same items, cut from its columns (ResultTable.windows) instead of a dict
+    per result. A window's adjacent segments with the same keys are one run, as _batch_items makes them."""
+    for window in table.windows(TABLE_ROWS):
+        runs = []
+        for keys, columns, count in window:
+            if runs and runs[-1][0] == keys:
+                for key in keys:
+                    runs[-1][1][key].extend(columns[key])
+                runs[-1][2] += count
+            else:
+                runs.append([keys, columns, count])
+        for keys, columns, count in runs:
+            if TABLE_KEY in keys:
+                raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
+            if count == 1:
+                yield dict((k, columns[k][0]) for k in keys)
+            else:
+                yield _columns_table(keys, [columns[k] for k in keys], count)
+
+
 def _batch_items(batch):
     start = 0
     while start < len(batch):
@@ -136,7 +157,10 @@ def _run(batch, start, keys):
 
 def results_chunks(results, compact):
     """The JSON text of the results file in pieces: ``compact`` (a bool) picks the table form."""
-    items = table_items(results) if compact else results
+    if compact:
+        items = table_items_of(results) if isinstance(results, ResultTable) else table_items(results)
+    else:
+        items = results
     return _item_chunks(items, compact)
 
 
@@ -216,11 +240,11 @@ def expand_items(items, name="results"):
     return out
 
 
-def table_of_items(items, name="results"):
+def table_of_items(items, name="results", offset=0):
     """The pair results of a decoded results file's items as a ResultTable:
     a table item's rows go in as columns, never as a dict per result (what the report holds at scale). A list of
     items is dropped from as it is read, as expand_items does. An item that is not a dict raises ValueError naming
-    it by its place among the table's results (as normalize_results would)."""
+    it by its place among the results (``offset`` results come before the file's), as normalize_results would."""
     table = ResultTable()
     strings = {}
     held = isinstance(items, list)
@@ -233,7 +257,7 @@ def table_of_items(items, name="results"):
         elif isinstance(item, dict):
             table.add_dict(item)
         else:
-            raise ValueError("results[%d] must be a dict (a pair result), got %r" % (len(table), item))
+            raise ValueError("results[%d] must be a dict (a pair result), got %r" % (offset + len(table), item))
     return table
 
 
@@ -270,13 +294,13 @@ def read_results(path, name=None):
     return _read(path, name, expand_items)
 
 
-def read_table(path, name=None):
+def read_table(path, name=None, offset=0):
     """read_results as a ResultTable (table_of_items): the report's reader. An
     item that is not a dict raises ValueError (not ResultsFileError) naming it as normalize_results would."""
 
     def expand(items, where):
         try:
-            return table_of_items(items, where)
+            return table_of_items(items, where, offset)
         except ValueError as exc:
             if isinstance(exc, ResultsFileError):
                 raise

@@ -168,6 +168,36 @@ class ResultTable:
         """{index: dict} of the results held as dicts."""
         return self._promoted
 
+    def windows(self, size):
+        """The results ``size`` at a time, in order: for each window, its segments (keys, {key: values}, count),
+        the results of a block between promoted ones as one segment, a promoted result as a segment of one (its
+        own keys). What the results file's table items are cut from (resultfile.table_items)."""
+        held = sorted(self._promoted)
+        nxt = 0  # the next promoted index in held
+        window, filled = [], 0
+        for number, (keys, columns, count) in enumerate(self._blocks):
+            start = self._starts[number]
+            first = start
+            while first < start + count:
+                last = min(start + count, first + size - filled)
+                filled += last - first
+                while nxt < len(held) and held[nxt] < last:
+                    index = held[nxt]
+                    if index > first:
+                        window.append(_segment(keys, columns, first - start, index - start))
+                    res = self._promoted[index]
+                    window.append((tuple(sorted(res)), dict((k, [v]) for k, v in res.items()), 1))
+                    first = index + 1
+                    nxt += 1
+                if last > first:
+                    window.append(_segment(keys, columns, first - start, last - start))
+                first = last
+                if filled == size:
+                    yield window
+                    window, filled = [], 0
+        if window:
+            yield window
+
     # -- changing
 
     def promote(self, index):
@@ -227,6 +257,10 @@ class ResultTable:
         for index in indices:
             out.add_dict(self.row(index))
         return out
+
+
+def _segment(keys, columns, low, high):
+    return keys, dict((k, columns[k][low:high]) for k in keys), high - low
 
 
 def columns_of(results, *keys):
