@@ -48,28 +48,36 @@ def by_host_rail(results):
         results, "server", "server_device", "client", "client_device", "test", "kind", "passed", "bw_avg_gbps",
         "t_typical_us",
     )  # fmt: skip
-    ends = (list(zip(servers, server_devices, tests)), list(zip(clients, client_devices, tests)))
+    count = len(servers)
+
+    def ends(reverse=False):  # each end's (host, device, test), made as they are read (no list of millions)
+        order = reversed if reverse else iter
+        return (
+            zip(order(servers), order(server_devices), order(tests)),
+            zip(order(clients), order(client_devices), order(tests)),
+        )
+
     # each group's first result (its server end before its client end): the kind it is reported as
-    first = dict(zip(reversed(ends[1]), itertools.count(2 * len(servers) - 1, -2)))
-    first.update(
-        (key, index)
-        for key, index in zip(reversed(ends[0]), itertools.count(2 * len(servers) - 2, -2))
-        if index < first.get(key, index + 1)
-    )
+    last_servers, last_clients = ends(reverse=True)
+    first = dict(zip(last_clients, itertools.count(2 * count - 1, -2)))  # the last write is the first end: in C
+    for key, index in dict(zip(last_servers, itertools.count(2 * count - 2, -2))).items():
+        if index < first.get(key, index + 1):
+            first[key] = index
     figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
     values = dict((key, []) for key in first)
-    for side in ends:
+    pairs = collections.Counter()
+    for side in ends():
         for key, value in zip(side, figures):
             if value is not None:
                 values[key].append(value)
-    pairs = collections.Counter(ends[0])
-    pairs.update(ends[1])
+    for side in ends():
+        pairs.update(side)  # in C
     failing = dict((key, []) for key in first)
     held = result_at(results)
-    for index in itertools.compress(range(len(passed)), map(operator.not_, passed)):
+    for index in itertools.compress(range(count), map(operator.not_, passed)):
         res = held(index, False)
-        failing[ends[0][index]].append(res)
-        failing[ends[1][index]].append(res)
+        failing[(servers[index], server_devices[index], tests[index])].append(res)
+        failing[(clients[index], client_devices[index], tests[index])].append(res)
     out = []
     for key in sorted(first, key=lambda k: tuple(str(p) for p in k)):
         kind = kinds[first[key] // 2] or "bandwidth"

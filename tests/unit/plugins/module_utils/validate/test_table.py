@@ -1,0 +1,247 @@
+"""The report's pair results as columns (validate/table.py): a ResultTable reads as the list of dicts it was made
+from, writes the same results file, and every step that reads its columns decides what the per-dict code did."""
+
+import copy
+import json
+import math
+import random
+
+import pytest
+
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate
+from ansible_collections.ibtune.fabric.plugins.module_utils.report import verdict
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join, localize, peer, resultfile
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as R
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import table as T
+
+from . import test_join as TJ
+from .test_join import varied_pass
+
+
+def joined(seed):
+    """A varied pass (test_join.varied_pass: missing, failed, doubled and unplanned sides, bad figures, pass 2) as
+    the join writes it, bandwidth and latency results in one list."""
+    out = []
+    for test in ("write", "write_lat"):
+        pairs, sides, rails_of, settings = varied_pass(seed, test)
+        out += join.join_pass(pairs, sides, rails_of, settings)
+    return out
+
+
+def spoiled(seed):
+    """joined() with what other producers send: keys missing or added, text for numbers, infinite and negative
+    figures, a pass claimed without a figure, no verdict at all, a rail given as ''."""
+    rnd = random.Random(seed)
+    out = joined(seed)
+    for res in out:
+        roll = rnd.random()
+        if roll < 0.05:
+            res.pop(rnd.choice(["duration_s", "bw_peak_gbps", "failure", "server_port", "round"]), None)
+        elif roll < 0.1:
+            res[rnd.choice(["server_port", "round", "pass"])] = rnd.choice(["1", 1.0, True, None])
+        elif roll < 0.13:
+            res["bw_avg_gbps"] = rnd.choice([float("inf"), -2.0, "392", 10**400 / 10**399])
+        elif roll < 0.16:
+            res.update(passed=True, failure=None, failure_kind=None)
+        elif roll < 0.18:
+            res.pop("passed")
+        elif roll < 0.2:
+            res["rail"] = ""
+        elif roll < 0.22:
+            res["line_rate_gbps"] = rnd.choice([400.0, 100.0, None])
+        elif roll < 0.24:
+            res["note"] = rnd.choice(["x", None, 3])
+    return out
+
+
+def text(results):
+    """JSON text of results: tells True from 1 and 0.0 from -0.0 (and NaN is NaN) where == does not."""
+    return json.dumps(list(results), sort_keys=True)
+
+
+SEEDS = range(20)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_table_reads_as_the_dicts_it_was_made_from_through_every_change(seed):
+    rnd = random.Random(seed)
+    dicts = spoiled(seed)
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    assert len(table) == len(dicts) and text(table) == text(dicts)
+    for _ in range(10):
+        index = rnd.randrange(len(dicts))
+        res = table.promote(index)
+        res["failure"] = "changed %d" % index
+        res["extra_%d" % rnd.randrange(3)] = index
+        dicts[index].update(res)
+    values = [rnd.random() for _ in dicts]
+    table.set_column("score", values)
+    for res, value in zip(dicts, values):
+        res["score"] = value
+    assert text(table) == text(dicts)
+    for key in ("server", "failure", "score", "extra_1", "absent"):
+        assert table.column(key) == [res.get(key) for res in dicts]
+    assert table[-1] == dicts[-1] and table[3:9] == dicts[3:9] and table == dicts
+    kept = sorted(rnd.sample(range(len(dicts)), len(dicts) // 2))
+    assert text(table.select(kept)) == text([dicts[i] for i in kept])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_results_file_written_from_a_table_is_the_file_written_from_its_dicts(tmp_path, monkeypatch, seed):
+    """Byte for byte, with windows (TABLE_ROWS) that cut blocks and promoted results with keys of their own."""
+    monkeypatch.setattr(resultfile, "TABLE_ROWS", random.Random(seed).choice([2, 3, 7, 50, 4096]))
+    dicts = spoiled(seed)
+    table = T.ResultTable.from_dicts(dicts)
+    for index in range(0, len(dicts), 5):
+        table.promote(index)["peer_median"] = 1.5
+        dicts[index] = dict(dicts[index], peer_median=1.5)
+    assert "".join(resultfile.results_chunks(table, True)) == "".join(resultfile.results_chunks(dicts, True))
+    resultfile.write_results(str(tmp_path / "r.json"), dicts, compact=True)
+    assert text(resultfile.read_table(str(tmp_path / "r.json"))) == text(dicts)
+
+
+def test_an_item_that_is_not_a_pair_result_is_named_by_its_place_among_all_results(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps([{"server": "a"}, 7]))
+    with pytest.raises(ValueError, match=r"^results\[5\] must be a dict \(a pair result\), got 7$"):
+        resultfile.read_table(str(path), offset=4)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_normalising_a_table_decides_what_normalising_each_dict_does(seed):
+    dicts = spoiled(seed)
+    expected = R.normalize_results(copy.deepcopy(dicts))
+    got = T.normalize_table(T.ResultTable.from_dicts(copy.deepcopy(dicts)))
+    assert text(got) == text(expected)
+
+
+def test_a_clean_block_is_taken_whole_and_one_bad_value_sends_it_the_slow_way(monkeypatch):
+    """block_clean is results._clean over columns: the join's results pass it, and each kind of bad value fails it
+    (so the block is normalised a dict at a time, and gets what the dict path gives)."""
+    hosts = ["n%d" % i for i in range(6)]
+    rails_of = TJ.rails(hosts)
+    planned = TJ.planned(hosts, rails_of)
+    sides = [TJ.ok_side(s, 180.0 if s["host"] == "n2" else 392.0) for ss in TJ.sides_of(planned).values() for s in ss]
+    good = join.join_pass(planned["pairs"], sides, rails_of, TJ.SETTINGS)
+    assert good and all(R._clean(r, R._fetch(dict(r))) for r in good)  # pylint: disable=protected-access
+    table = T.ResultTable.from_dicts(good)
+    ((keys, columns, count),) = table._blocks  # pylint: disable=protected-access
+    assert T.block_clean(columns, count)
+    spoils = {
+        "server": "",
+        "server_device": "",
+        "server_port": True,
+        "round": 1.0,
+        "test": "",
+        "rail": None,
+        "bw_avg_gbps": float("nan"),
+        "bw_peak_gbps": -0.5,
+        "threshold_gbps": float("inf"),
+        "duration_s": 10,
+        "kind": "latency",
+        "passed": 1,
+    }
+    for key, value in spoils.items():
+        bad = dict(columns, **{key: list(columns[key])})
+        bad[key][-1] = value
+        assert not T.block_clean(bad, count), key
+    passed = [i for i, ok in enumerate(columns["passed"]) if ok]
+    failed = [i for i, ok in enumerate(columns["passed"]) if not ok]
+    for key, index, value in (
+        ("failure", passed[0], "x"),
+        ("bw_avg_gbps", passed[0], None),
+        ("bw_avg_gbps", passed[0], columns["threshold_gbps"][passed[0]] - 1.0),
+        ("failure_kind", failed[0], ""),
+        ("failure", failed[0], None),
+    ):
+        bad = dict(columns, **{key: list(columns[key])})
+        bad[key][index] = value
+        assert not T.block_clean(bad, count), key
+    rates = dict(columns, line_rate_gbps=[100.0] * count)
+    assert not T.block_clean(rates, count)
+
+
+def per_dict_by_host_rail(results):
+    """by_host_rail as it was written over dicts (the spec of the column form)."""
+    groups = {}
+    for res in results:
+        test = res.get("test")
+        value = res.get("t_typical_us") if res.get("kind") == "latency" else res.get("bw_avg_gbps")
+        for key in ((res["server"], res.get("server_device"), test), (res["client"], res.get("client_device"), test)):
+            tally = groups.setdefault(key, [res.get("kind") or "bandwidth", 0, [], []])
+            tally[1] += 1
+            if not res.get("passed"):
+                tally[2].append(res)
+            if value is not None:
+                tally[3].append(float(value))
+    out = []
+    for key in sorted(groups, key=lambda k: tuple(str(p) for p in k)):
+        kind, pairs, failing, values = groups[key]
+        out.append(
+            {
+                "host": key[0],
+                "device": key[1],
+                "test": key[2],
+                "kind": kind,
+                "pairs": pairs,
+                "failing": failing,
+                "failed": len(failing),
+                "worst": (max(values) if kind == "latency" else min(values)) if values else None,
+                "median": aggregate._median(values),  # pylint: disable=protected-access
+            }
+        )
+    return out
+
+
+def per_dict_rails_measured(results):
+    flags = {}
+    for res in results:
+        key = (res.get("kind") or "bandwidth", res.get("rail"))
+        for host in (res["server"], res["client"]):
+            if not flags.get((host, key)):
+                flags[(host, key)] = res["passed"]
+    out = {}
+    for (host, key), passed in flags.items():
+        out.setdefault(host, {})[key] = bool(passed)
+    return out
+
+
+def plane_state(planes):
+    return dict(
+        (key, (p.ok, p.bad, p.failed, p.retests, p.devices, p.roles, p.process, p.process_pairs))
+        for key, p in planes.items()
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_steps_over_columns_decide_what_they_decided_over_dicts(seed):
+    """by_host_rail, the planes localisation starts from, the rails each host had measured, the line rate and the
+    peer gate, on a normalised table and on its dicts: the same answers (the per-dict forms of the first two are
+    written out above as the spec), and a table's failed results are its own promoted dicts."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    assert text(T.normalize_table(T.ResultTable.from_dicts(copy.deepcopy(spoiled(seed))))) == text(dicts)
+    for res in dicts:  # a result without a kind (read as bandwidth) among them
+        if rnd.random() < 0.1:
+            res["kind"] = None
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    for fraction in (0.9, 0.99):
+        a, b = copy.deepcopy(dicts), T.ResultTable.from_dicts(copy.deepcopy(dicts))
+        assert peer.peer_gate(a, fraction) == peer.peer_gate(b, fraction)
+        assert text(a) == text(b)
+    assert aggregate.by_host_rail(table) == per_dict_by_host_rail(dicts) == aggregate.by_host_rail(dicts)
+    assert verdict._rails_measured(table) == per_dict_rails_measured(dicts)  # pylint: disable=protected-access
+    assert list(verdict._rails_measured(table).items()) == list(per_dict_rails_measured(dicts).items())  # pylint: disable=protected-access
+    assert plane_state(localize.build_planes(table, {"h1"})) == plane_state(localize.build_planes(dicts, {"h1"}))
+    assert verdict.line_rate_of(table) == verdict.line_rate_of(dicts)
+    failed = T.failed_rows(table)
+    assert failed == [r for r in dicts if not r["passed"]]
+    promoted = [table.promote(i) for i, ok in enumerate(table.column("passed")) if not ok]
+    assert all(a is b for a, b in zip(T.failed_rows(table), promoted))
+
+
+def test_links_are_the_dict_paths_links_and_a_nan_never_counts_as_a_clean_figure():
+    ends = (["b", "a", "a"], ["mlx5_0", None, "mlx5_1"], ["a", "b", "a"], ["mlx5_1", "mlx5_0", "mlx5_0"])
+    assert T.links(*ends) == ["a/mlx5_1<->b/mlx5_0", "a<->b/mlx5_0", "a/mlx5_0<->a/mlx5_1"]
+    assert not T._floats_ok([1.0, math.nan]) and not T._floats_ok([math.inf])  # pylint: disable=protected-access
+    assert T._floats_ok([None, 0.0, 2.5]) and not T._floats_ok([1])  # pylint: disable=protected-access
