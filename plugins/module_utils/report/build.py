@@ -59,7 +59,6 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     figures_text,
     fmt_gbps,
     int_or,
-    normalize_results,
     normalize_violation,
     pair_label,
 )
@@ -307,10 +306,9 @@ def _refuse(results, expected_hosts):
 
 def _apply_baseline(results, medians, regressed):
     """Each result's baseline_gbps and regressed (set for every result); a passed result that regressed fails."""
-    count = len(results)
     if not medians:
-        results.set_column("baseline_gbps", [None] * count)
-        results.set_column("regressed", [False] * count)
+        results.set_const("baseline_gbps", None)
+        results.set_const("regressed", False)
         return
     figures, flags = [], []
     for index, res in enumerate(results):

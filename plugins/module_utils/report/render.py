@@ -300,9 +300,9 @@ def _counters_suite(root, report):
     by_host = _by_host(report["counter_violations"])
     stuck_by_host = _by_host(report["saturated"])
     hosts = set(by_host) | set(stuck_by_host)
-    for res in report["results"]:
-        hosts.add(res["server"])
-        hosts.add(res["client"])
+    servers, clients = columns_of(report["results"], "server", "client")
+    hosts.update(servers)
+    hosts.update(clients)
     outcomes = [_counters_case(suite, h, by_host.get(h, []), stuck_by_host.get(h, [])) for h in sorted(hosts)]
     failures = outcomes.count("failure")
     _close_suite(suite, len(hosts), failures, skipped=outcomes.count("skipped"))

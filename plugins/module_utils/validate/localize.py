@@ -111,7 +111,9 @@ def build_planes(results, exclude_hosts=()):
     millions at 1024 hosts x 8 rails) only adds its two ends to each other's partners: kept inline, over the
     results' columns (a list of dicts or a ResultTable: only the other results are read as dicts)."""
     planes = {}
-    columns = columns_of(results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device")
+    columns = columns_of(
+        results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device"
+    )
     held = result_at(results)
     for index, (kind, rail, passed, pass_no, server, client, server_device, client_device) in enumerate(zip(*columns)):
         key = (kind or "bandwidth", rail)

@@ -72,7 +72,8 @@ def _collect(passes, planes, figures, failure_kinds, passed):
     results' columns."""
     groups = {}
     retests = []
-    for index, (pass_no, key, value, failure_kind, ok) in enumerate(zip(passes, planes, figures, failure_kinds, passed)):
+    rows = zip(passes, planes, figures, failure_kinds, passed)
+    for index, (pass_no, key, value, failure_kind, ok) in enumerate(rows):
         if pass_no != 1:
             retests.append(index)
             continue

@@ -22,6 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import math
 import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common import files
@@ -41,11 +42,15 @@ class ResultsFileError(ValueError):
     """A results file that is not a list of pair results (the message names the file and the item)."""
 
 
+def _is_nan(value):
+    return isinstance(value, float) and math.isnan(value)
+
+
 def _same(column):
     """Whether every value of a column is the first's: equal, of the same scalar type, and (a zero) of the same
     sign. list.count and the set of types run in C: this is per key, not per value, in Python."""
     first = column[0]
-    if column.count(first) != len(column):
+    if _is_nan(first) or column.count(first) != len(column):  # NaN: list.count would match it by identity only
         return False
     types = set(map(type, column))
     if len(types) != 1 or types.pop() not in _SCALARS:
@@ -110,20 +115,34 @@ def table_items_of(table):
     per result. A window's adjacent segments with the same keys are one run, as _batch_items makes them."""
     for window in table.windows(TABLE_ROWS):
         runs = []
-        for keys, columns, count in window:
-            if runs and runs[-1][0] == keys:
+        for keys, const, columns, count in window:
+            if runs and runs[-1][0] == keys:  # the same keys: one run (its shared values as columns again)
+                last = runs[-1]
                 for key in keys:
-                    runs[-1][1][key].extend(columns[key])
-                runs[-1][2] += count
+                    last[2][key] = _values(last, key) + _values((keys, const, columns, count), key)
+                last[1] = {}
+                last[3] += count
             else:
-                runs.append([keys, columns, count])
-        for keys, columns, count in runs:
+                runs.append([keys, const, columns, count])
+        for keys, const, columns, count in runs:
             if TABLE_KEY in keys:
                 raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
             if count == 1:
-                yield dict((k, columns[k][0]) for k in keys)
-            else:
-                yield _columns_table(keys, [columns[k] for k in keys], count)
+                res = dict(const)
+                res.update((k, values[0]) for k, values in columns.items())
+                yield res
+            else:  # a block's shared values are shared by any run of it (_same holds): only the others are checked
+                columns = dict(columns)
+                columns.update((k, [v] * count) for k, v in const.items() if _is_nan(v))  # never shared (_same)
+                names = sorted(columns)
+                item = _columns_table(names, [columns[k] for k in names], count)
+                item["const"].update((k, v) for k, v in const.items() if k not in columns)
+                yield item
+
+
+def _values(segment, key):
+    keys, const, columns, count = segment
+    return list(columns[key]) if key in columns else [const[key]] * count
 
 
 def _batch_items(batch):

@@ -30,21 +30,23 @@ _NONE = type(None)
 
 
 class ResultTable:
-    """Pair results in order, as blocks of results with the same keys, one list per key (see the module docstring).
+    """Pair results in order, as blocks of results with the same keys (see the module docstring). A block holds
+    the values every one of its results shares once (``const``, as a results file's table item does) and one list
+    per other key.
 
     Build one with from_dicts, add_dict and add_columns; read it with len, iteration, row, column; change it with
     promote (a result becomes its own dict) and set_column (a key for every result)."""
 
     def __init__(self):
-        self._blocks = []  # [keys (sorted tuple), {key: list of values}, count]
+        self._blocks = []  # [keys (sorted tuple), {key: value every result holds}, {key: list of values}, count]
         self._starts = []  # index of each block's first result
         self._count = 0
         self._promoted = {}  # result index -> its dict (the result from then on)
 
     @classmethod
     def from_dicts(cls, results):
-        """A table of the dicts ``results`` (None: empty). Raises ValueError naming the first item that is not a
-        dict, as normalize_results does."""
+        """A table of the dicts ``results`` (None: empty; a ResultTable is returned as it is). Raises ValueError
+        naming the first item that is not a dict, as normalize_results does."""
         table = cls()
         if results is None:
             return table
@@ -64,42 +66,33 @@ class ResultTable:
     def __bool__(self):
         return self._count > 0
 
-    def _new_block(self, keys):
-        self._blocks.append([keys, dict((k, []) for k in keys), 0])
+    def _append(self, block):
+        self._blocks.append(block)
         self._starts.append(self._count)
-        return self._blocks[-1]
-
-    def _block_for(self, keys):
-        if self._blocks and self._blocks[-1][0] == keys:
-            return self._blocks[-1]
-        return self._new_block(keys)
+        self._count += block[3]
 
     def add_dict(self, res):
         """Append one result (its values are copied: the dict itself is not kept)."""
         keys = tuple(sorted(res))
-        block = self._block_for(keys)
-        columns = block[1]
+        last = self._blocks[-1] if self._blocks else None
+        if last is None or last[0] != keys or last[1]:
+            self._append([keys, {}, dict((k, []) for k in keys), 0])
+            last = self._blocks[-1]
+        columns = last[2]
         for key in keys:
             columns[key].append(res[key])
-        block[2] += 1
+        last[3] += 1
         self._count += 1
 
     def add_columns(self, const, names, columns, count):
-        """Append ``count`` results: every one holds ``const``, and key names[i] takes its values from columns[i]
-        (sequences of ``count`` values, in order)."""
+        """Append ``count`` results as one block: every one holds ``const``, and key names[i] takes its values
+        from columns[i] (sequences of ``count`` values, in order: kept as they are)."""
         if not count:
             return
         keys = tuple(sorted(set(const) | set(names)))
         if len(keys) != len(const) + len(names):
             raise ValueError("a key is both shared and a column: %s" % sorted(set(const) & set(names)))
-        block = self._block_for(keys)
-        held = block[1]
-        for key, value in const.items():
-            held[key].extend(itertools.repeat(value, count))
-        for key, column in zip(names, columns):
-            held[key].extend(column)
-        block[2] += count
-        self._count += count
+        self._append([keys, dict(const), dict(zip(names, columns)), count])
 
     # -- reading
 
@@ -114,30 +107,34 @@ class ResultTable:
         res = self._promoted.get(index)
         if res is not None:
             return res
-        (keys, columns, _count), offset = self._locate(index)
-        return dict((k, columns[k][offset]) for k in keys)
+        (_keys, const, columns, _count), offset = self._locate(index)
+        res = dict(const)
+        res.update((k, values[offset]) for k, values in columns.items())
+        return res
 
     def __iter__(self):
         promoted = self._promoted
         index = 0
-        for keys, columns, count in self._blocks:
-            rows = zip(*[columns[k] for k in keys]) if keys else itertools.repeat((), count)
-            if not promoted:
-                for values in rows:
-                    yield dict(zip(keys, values))
-                continue
+        for _keys, const, columns, count in self._blocks:
+            names = list(columns)
+            rows = zip(*[columns[k] for k in names]) if names else itertools.repeat((), count)
             for values in rows:
-                res = promoted.get(index)
-                yield res if res is not None else dict(zip(keys, values))
+                res = promoted.get(index) if promoted else None
+                if res is None:
+                    res = dict(const)
+                    res.update(zip(names, values))
+                yield res
                 index += 1
-        # (index is only counted where a promoted result can be met)
 
     def column(self, key):
         """The values of ``key``, one per result in order (None where a result has no such key): a new list."""
         out = []
-        for _keys, columns, count in self._blocks:
+        for _keys, const, columns, count in self._blocks:
             values = columns.get(key)
-            out.extend(values if values is not None else itertools.repeat(None, count))
+            if values is not None:
+                out.extend(values)
+            else:
+                out.extend(itertools.repeat(const.get(key), count))
         for index, res in self._promoted.items():
             out[index] = res.get(key)
         return out
@@ -169,13 +166,14 @@ class ResultTable:
         return self._promoted
 
     def windows(self, size):
-        """The results ``size`` at a time, in order: for each window, its segments (keys, {key: values}, count),
-        the results of a block between promoted ones as one segment, a promoted result as a segment of one (its
-        own keys). What the results file's table items are cut from (resultfile.table_items)."""
+        """The results ``size`` at a time, in order: for each window, its segments (keys, const, {key: values},
+        count): the results of a block between promoted ones as one segment (with the block's const), a promoted
+        result as a segment of one (its own keys, no const). What the results file's table items are cut from
+        (resultfile.table_items_of)."""
         held = sorted(self._promoted)
         nxt = 0  # the next promoted index in held
         window, filled = [], 0
-        for number, (keys, columns, count) in enumerate(self._blocks):
+        for number, (keys, const, columns, count) in enumerate(self._blocks):
             start = self._starts[number]
             first = start
             while first < start + count:
@@ -184,13 +182,13 @@ class ResultTable:
                 while nxt < len(held) and held[nxt] < last:
                     index = held[nxt]
                     if index > first:
-                        window.append(_segment(keys, columns, first - start, index - start))
+                        window.append(_segment(keys, const, columns, first - start, index - start))
                     res = self._promoted[index]
-                    window.append((tuple(sorted(res)), dict((k, [v]) for k, v in res.items()), 1))
+                    window.append((tuple(sorted(res)), {}, dict((k, [v]) for k, v in res.items()), 1))
                     first = index + 1
                     nxt += 1
                 if last > first:
-                    window.append(_segment(keys, columns, first - start, last - start))
+                    window.append(_segment(keys, const, columns, first - start, last - start))
                 first = last
                 if filled == size:
                     yield window
@@ -213,43 +211,35 @@ class ResultTable:
             raise ValueError("%d values for %d results" % (len(values), self._count))
         for number, block in enumerate(self._blocks):
             start = self._starts[number]
-            block[1][key] = values[start : start + block[2]]
+            block[1].pop(key, None)
+            block[2][key] = values[start : start + block[3]]
             if key not in block[0]:
                 block[0] = tuple(sorted(block[0] + (key,)))
         for index, res in self._promoted.items():
             res[key] = values[index]
 
-    def store(self, index, res):
-        """Make ``res`` result ``index``: written into the columns when it has its block's keys, else promoted."""
-        (keys, columns, _count), offset = self._locate(index)
-        if len(res) == len(keys) and all(k in res for k in keys):
-            for key in keys:
-                columns[key][offset] = res[key]
-            self._promoted.pop(index, None)
-        else:
-            self._promoted[index] = res
+    def set_const(self, key, value):
+        """Give every result ``key`` with the same ``value`` (held once a block)."""
+        for block in self._blocks:
+            block[2].pop(key, None)
+            block[1][key] = value
+            if key not in block[0]:
+                block[0] = tuple(sorted(block[0] + (key,)))
+        for res in self._promoted.values():
+            res[key] = value
 
     def extend(self, other):
-        """Append the results of the table ``other`` (which is used up: its lists become this table's)."""
+        """Append the results of the table ``other`` (which is used up: its blocks become this table's)."""
         offset = self._count
-        blocks = self._blocks + other._blocks
-        promoted = dict(self._promoted)
-        promoted.update((offset + i, res) for i, res in other._promoted.items())
-        self._set_blocks(blocks)
-        self._promoted = promoted
+        self._promoted.update((offset + i, res) for i, res in other._promoted.items())
+        for block in other._blocks:
+            self._append(block)
 
     def _set_blocks(self, blocks):
-        """Hold ``blocks`` (the same results, in order), adjacent ones with the same keys merged."""
+        """Hold ``blocks`` (the same results, in order, none promoted)."""
         self._blocks, self._starts, self._count = [], [], 0
-        for keys, columns, count in blocks:
-            block = self._block_for(keys)
-            if block[2] == 0:
-                block[1] = columns
-            else:
-                for key in keys:
-                    block[1][key].extend(columns[key])
-            block[2] += count
-            self._count += count
+        for block in blocks:
+            self._append(block)
 
     def select(self, indices):
         """A new table of the results at ``indices`` (in that order)."""
@@ -259,8 +249,8 @@ class ResultTable:
         return out
 
 
-def _segment(keys, columns, low, high):
-    return keys, dict((k, columns[k][low:high]) for k in keys), high - low
+def _segment(keys, const, columns, low, high):
+    return keys, const, dict((k, values[low:high]) for k, values in columns.items()), high - low
 
 
 def columns_of(results, *keys):
@@ -345,28 +335,34 @@ def _rates_ok(bw, rate):
     return all(r is None or v is None or v <= r * margin for v, r in zip(bw, rate))
 
 
-def block_clean(columns, count):
-    """Whether every result of a block is already what normalising makes of it (_results._clean, checked a column
-    at a time): then normalising it only adds its link."""
-    if any(columns.get(k) is None for k in _results.FETCHED):
+def block_clean(const, columns, count):
+    """Whether every result of a block (its ``const`` and ``columns``) is already what normalising makes of it
+    (_results._clean, checked a column at a time, a shared value once): then normalising it only adds its link."""
+    if any(k not in const and k not in columns for k in _results.FETCHED):
         return False
-    col = columns.get
+
+    def distinct(key):  # enough for the checks of each value on its own
+        return [const[key]] if key in const else columns.get(key, [None])
+
+    def full(key):  # one value per result, for the checks across keys
+        return columns[key] if key in columns else [const.get(key)] * count
+
     return (
-        col("kind").count("bandwidth") == count
-        and _strings_ok(col("server"))
-        and _strings_ok(col("client"))
-        and _strings_ok(col("server_device"), none=True)
-        and _strings_ok(col("client_device"), none=True)
-        and set(map(type, col("server_port"))) <= {int, _NONE}
-        and set(map(type, col("client_port"))) <= {int, _NONE}
-        and set(map(type, col("pass"))) == {int}
-        and set(map(type, col("round"))) == {int}
-        and _strings_ok(col("test"))
-        and None not in col("rail")
-        and "" not in col("rail")
-        and all(_floats_ok(col(k)) for k in ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s"))
-        and _rates_ok(col("bw_avg_gbps"), col("line_rate_gbps") or itertools.repeat(None, count))
-        and _verdicts_ok(col("passed"), col("failure"), col("failure_kind"), col("bw_avg_gbps"), col("threshold_gbps"))
+        set(distinct("kind")) == {"bandwidth"}
+        and _strings_ok(distinct("server"))
+        and _strings_ok(distinct("client"))
+        and _strings_ok(distinct("server_device"), none=True)
+        and _strings_ok(distinct("client_device"), none=True)
+        and set(map(type, distinct("server_port"))) <= {int, _NONE}
+        and set(map(type, distinct("client_port"))) <= {int, _NONE}
+        and set(map(type, distinct("pass"))) == {int}
+        and set(map(type, distinct("round"))) == {int}
+        and _strings_ok(distinct("test"))
+        and None not in distinct("rail")
+        and "" not in distinct("rail")
+        and all(_floats_ok(distinct(k)) for k in ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s"))
+        and _rates_ok(full("bw_avg_gbps"), full("line_rate_gbps"))
+        and _verdicts_ok(*map(full, ("passed", "failure", "failure_kind", "bw_avg_gbps", "threshold_gbps")))
     )
 
 
@@ -391,19 +387,22 @@ def normalize_table(table):
     columns. Every result gets its link. Raises ValueError as normalize_results does (naming the result's index)."""
     blocks = []
     start = 0
-    for block in table._blocks:
-        keys, columns, count = block
-        if block_clean(columns, count):
+    for block in table._blocks:  # pylint: disable=protected-access
+        _keys, const, columns, count = block
+        if block_clean(const, columns, count):
             blocks.append(block)
         else:
-            rows = zip(*[columns[k] for k in keys]) if keys else itertools.repeat((), count)
+            names = list(columns)
+            rows = zip(*[columns[k] for k in names]) if names else itertools.repeat((), count)
             done = ResultTable()
             for index, values in enumerate(rows, start):
-                res = _results.normalize_result(dict(zip(keys, values)), index)
+                res = dict(const)
+                res.update(zip(names, values))
+                res = _results.normalize_result(res, index)
                 del res["link"]  # set for every result below
                 done.add_dict(res)
-            blocks.extend(done._blocks)
+            blocks.extend(done._blocks)  # pylint: disable=protected-access
         start += count
-    table._set_blocks(blocks)
+    table._set_blocks(blocks)  # pylint: disable=protected-access
     table.set_column("link", links(*table.columns("server", "server_device", "client", "client_device")))
     return table
