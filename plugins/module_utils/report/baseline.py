@@ -19,6 +19,7 @@ import contextlib
 import json
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import median_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
 
 BASELINE_VERSION = 2
 DEFAULT_BASELINE_KEEP = 10
@@ -75,11 +76,13 @@ def load_baseline(text):
 def params_of(item):
     """The comparable parameters of a result or history point: (test, size, bidirectional, qps), None where not
     said (size as text: "65536" and 65536 are the same size)."""
-    size = item.get("size")
-    qps = item.get("qps")
-    bidirectional = item.get("bidirectional")
+    return params_tuple(*(item.get(k) for k in PARAMS))
+
+
+def params_tuple(test, size, bidirectional, qps):
+    """params_of for the values of PARAMS given in order."""
     return (
-        item.get("test") or "write",
+        test or "write",
         None if size in (None, "") else str(size),
         None if bidirectional is None else bool(bidirectional),
         None if qps in (None, "") else int(qps),
@@ -98,15 +101,18 @@ def baseline_median(baseline, key, params):
 
 
 def _measurements(results):
-    """One measurement per (link, params): the first pass wins over a retest of the same link."""
+    """{(link, params): index of its result}, one measurement per link and params: the first pass wins over a
+    retest of the same link. Read a column at a time (a ResultTable's, or a list of dicts')."""
+    links, kinds, passes, figures = columns_of(results, "link", "kind", "pass", "bw_avg_gbps")
+    params = list(zip(*(columns_of(results, *PARAMS))))
     chosen = {}
-    for res in results:
-        if res["bw_avg_gbps"] is None or res.get("kind") == "latency":
+    for index, (link, kind, pass_no, figure) in enumerate(zip(links, kinds, passes, figures)):
+        if figure is None or kind == "latency":
             continue
-        key = (res["link"], params_of(res))
+        key = (link, params_tuple(*params[index]))
         current = chosen.get(key)
-        if current is None or res["pass"] < current["pass"]:
-            chosen[key] = res
+        if current is None or pass_no < passes[current]:
+            chosen[key] = index
     return chosen
 
 
@@ -135,13 +141,15 @@ def find_regressions(results, baseline, tolerance):
     medians = {}
     if not (baseline or {}).get("links"):
         return regressions, medians
-    for (key, params), res in sorted(_measurements(results).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+    held = result_at(results)
+    (figures,) = columns_of(results, "bw_avg_gbps")
+    for (key, params), index in sorted(_measurements(results).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         median = baseline_median(baseline, key, params)
         if median is None:
             continue
         medians[(key, params)] = median
-        if res["bw_avg_gbps"] < (1.0 - tolerance) * median:
-            regressions.append(_regression(key, params, res, median, tolerance))
+        if figures[index] < (1.0 - tolerance) * median:
+            regressions.append(_regression(key, params, held(index, False), median, tolerance))
     return regressions, medians
 
 
@@ -169,10 +177,11 @@ def update_baseline(baseline, results, ts, keep=DEFAULT_BASELINE_KEEP):
     links = dict(
         (key, dict(entry, history=list(entry.get("history", [])))) for key, entry in base.get("links", {}).items()
     )
-    for (key, params), res in sorted(_measurements(results).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        if not res["passed"] or res.get("regressed"):
+    passed, regressed, figures = columns_of(results, "passed", "regressed", "bw_avg_gbps")
+    for (key, params), index in sorted(_measurements(results).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+        if not passed[index] or regressed[index]:
             continue
-        point = dict(zip(PARAMS, params), ts=ts, gbps=round(res["bw_avg_gbps"], 3))
+        point = dict(zip(PARAMS, params), ts=ts, gbps=round(figures[index], 3))
         links.setdefault(key, {"history": []})["history"].append(
             dict((k, v) for k, v in point.items() if v is not None)
         )

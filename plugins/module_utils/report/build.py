@@ -32,7 +32,7 @@ import time
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_tuple
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -311,12 +311,13 @@ def _apply_baseline(results, medians, regressed):
         results.set_const("regressed", False)
         return
     figures, flags = [], []
-    for index, res in enumerate(results):
-        key = (res["link"], params_of(res))
+    links, bws, passed = results.columns("link", "bw_avg_gbps", "passed")
+    for index, (link, params, bw, ok) in enumerate(zip(links, zip(*results.columns(*PARAMS)), bws, passed)):
+        key = (link, params_tuple(*params))
         figures.append(medians.get(key))
         reg = regressed.get(key)
-        flags.append(reg is not None and res["bw_avg_gbps"] is not None)
-        if flags[-1] and res["passed"]:
+        flags.append(reg is not None and bw is not None)
+        if flags[-1] and ok:
             res = results.promote(index)
             res["passed"] = False
             res["failure_kind"] = "regression"

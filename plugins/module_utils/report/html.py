@@ -605,17 +605,22 @@ def _trends(report, history):
     if not history or not history.get("links"):
         return ""
     links = history["links"]
+    results = report.get("results") or []
+    kinds, typical, passes, result_links, tests = columns_of(results, "kind", "t_typical_us", "pass", "link", "test")
     measured = {}
-    for res in sorted(report.get("results") or [], key=lambda r: r.get("pass", 1), reverse=True):
-        if kind_of(res) != "bandwidth":
-            continue
-        measured[(res.get("link"), str(res.get("test") or "write"))] = res  # the first pass wins
+    for index in sorted(range(len(passes)), key=lambda i: 1 if passes[i] is None else passes[i], reverse=True):
+        kind = kinds[index]
+        if (str(kind) if kind else ("latency" if typical[index] is not None else "bandwidth")) != "bandwidth":
+            continue  # kind_of
+        measured[(result_links[index], str(tests[index] or "write"))] = index  # the first pass wins
+    held = result_at(results)
     rows = []
-    for (link, test), res in measured.items():
+    for (link, test), index in measured.items():
         entry = links.get(link)
         points = [p["gbps"] for p in (entry or {}).get("history", []) if p.get("test", "write") == test]
         if not points:
             continue
+        res = held(index, False)
         median = res.get("baseline_gbps")
         bw = res.get("bw_avg_gbps")
         bad = bool(res.get("regressed")) or not res.get("passed")

@@ -39,7 +39,7 @@ def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
     value, when the caller has it already; failing results of ``exclude_hosts`` are left out."""
     topo, lfts, hosts = expanded or _vt.expand(topology)
     exclude = set(exclude_hosts or ())
-    usable = [
+    usable = (  # read once, as they come: a ResultTable makes each dict as it is read
         r
         for r in results
         if r.get("passed")
@@ -48,7 +48,7 @@ def suspect_cables(results, topology, expanded=None, exclude_hosts=()):
             and r.get("server") not in exclude
             and r.get("client") not in exclude
         )
-    ]
+    )
     failing, passing = _routes.paths_for_results(usable, lfts, topo, hosts)
     if not failing:
         return []
