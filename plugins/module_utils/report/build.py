@@ -32,7 +32,11 @@ import time
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.host import counters as host_counters
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest.gate import check_thresholds
-from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import PARAMS, find_regressions, params_tuple
+from ansible_collections.ibtune.fabric.plugins.module_utils.report.baseline import (
+    PARAMS,
+    find_regressions,
+    params_tuple,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -186,7 +190,9 @@ def _host_problems(results, seen, expected, host_failures, min_hosts):
 
 
 def build_report(results, counter_violations=None, saturated=None, baseline=None, regression_tolerance=0.1, **options):
-    """The whole verdict as one JSON-able dict (report.json); renderers turn it into the other files.
+    """The whole verdict as one dict (report.json, render.to_json); renderers turn it into the other files. Its
+    ``results`` are a ResultTable (validate/table.py: the pair results as columns, a failed one as its own dict);
+    ``results`` given may be a list of dicts or a ResultTable (taken as it is, and changed in place).
 
     ``results`` come already gated (gate.py): the report never re-decides a pair's absolute gate; it
     adds the peer-relative gate (``min_peer_fraction`` x the median of the same kind, test and rail,

@@ -68,13 +68,12 @@ def test_a_table_reads_as_the_dicts_it_was_made_from_through_every_change(seed):
     dicts = spoiled(seed)
     table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
     assert len(table) == len(dicts) and text(table) == text(dicts)
-    for _ in range(10):
-        index = rnd.randrange(len(dicts))
+    for index in rnd.sample(range(len(dicts)), min(10, len(dicts))):
         res = table.promote(index)
         res["failure"] = "changed %d" % index
         res["extra_%d" % rnd.randrange(3)] = index
         dicts[index].update(res)
-    values = [rnd.random() for _ in dicts]
+    values = [rnd.random() for _res in dicts]
     table.set_column("score", values)
     for res, value in zip(dicts, values):
         res["score"] = value
