@@ -331,3 +331,7 @@ def test_results_paths_expected_hosts_and_host_failures(tmp_path):
     assert res.failed and res["msg"] == "results_paths[0] %s holds a JSON dict, not a list of pair results" % first
     res = run_module(fabric_report, dict(args, results_paths=[str(tmp_path / "absent.json")]))
     assert res.failed and res["msg"].startswith("cannot read results_paths[0] %s" % (tmp_path / "absent.json"))
+    # an item that is not a pair result is named by its place among every result, the module's own first
+    first.write_text(json.dumps(results[:2] + [7]))
+    res = run_module(fabric_report, dict(args, results=results[10:13], results_paths=[str(rest), str(first)]))
+    assert res.failed and res["msg"] == "fabric_report: results[%d] must be a dict (a pair result), got 7" % (3 + 5 + 2)
