@@ -17,10 +17,9 @@ __metaclass__ = type
 
 import collections
 import itertools
-import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, failed_indices, row_reader
 
 # pair results; below, every output lists every pair (the same size as the results files go compact above)
 AGGREGATE_ABOVE = resultfile.COMPACT_ABOVE
@@ -73,9 +72,9 @@ def by_host_rail(results):
     for side in ends():
         pairs.update(side)  # in C
     failing = dict((key, []) for key in first)
-    held = result_at(results)
-    for index in itertools.compress(range(count), map(operator.not_, passed)):
-        res = held(index, False)
+    row = row_reader(results)
+    for index in failed_indices(passed):
+        res = row(index)
         failing[(servers[index], server_devices[index], tests[index])].append(res)
         failing[(clients[index], client_devices[index], tests[index])].append(res)
     out = []

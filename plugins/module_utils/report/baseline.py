@@ -19,7 +19,7 @@ import contextlib
 import json
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import median_of
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_reader
 
 BASELINE_VERSION = 2
 DEFAULT_BASELINE_KEEP = 10
@@ -141,7 +141,7 @@ def find_regressions(results, baseline, tolerance):
     medians = {}
     if not (baseline or {}).get("links"):
         return regressions, medians
-    held = result_at(results)
+    row = row_reader(results)
     (figures,) = columns_of(results, "bw_avg_gbps")
     for (key, params), index in sorted(_measurements(results).items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         median = baseline_median(baseline, key, params)
@@ -149,7 +149,7 @@ def find_regressions(results, baseline, tolerance):
             continue
         medians[(key, params)] = median
         if figures[index] < (1.0 - tolerance) * median:
-            regressions.append(_regression(key, params, held(index, False), median, tolerance))
+            regressions.append(_regression(key, params, row(index), median, tolerance))
     return regressions, medians
 
 

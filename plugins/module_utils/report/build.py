@@ -199,8 +199,7 @@ def build_report(results, counter_violations=None, saturated=None, baseline=None
     0 turns it off), the baseline regression, the systemic verdict and the per-host verdict over
     ``expected_hosts`` and ``host_failures``. Options (OPTIONS has their defaults): ``regression_tolerance``,
     ``min_gbps`` and ``line_rate_gbps`` (only checked, gate.check_thresholds, and used to name a systemic
-    cause), ``run_id``, ``now``, ``min_hosts``, ``in_place`` (no longer used: the results are
-    always copied into a ResultTable, validate/table.py),
+    cause), ``run_id``, ``now``, ``min_hosts``,
     ``topology`` (the topology stage's compact fabric, report/topology.py: suspect_cables, host_order,
     switch_counter_violations), ``host_rails`` ({host: [rail names]}: a host is PASSED only when each was measured
     and passed), ``switch_groups`` ({host: leaf | {rail: leaf}}, the inventory's), ``lldp`` ({host: lldpd JSON})
@@ -234,7 +233,6 @@ OPTIONS = {
     "min_hosts": 2,
     "min_peer_fraction": 0.9,
     "line_rate_gbps": None,
-    "in_place": False,
     "topology": None,
     "host_rails": None,
     "switch_groups": None,

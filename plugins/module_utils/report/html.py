@@ -25,7 +25,7 @@ import html
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_reader
 
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
 MAX_FAILED_ROWS = 200  # rows of the failed pairs table
@@ -613,14 +613,14 @@ def _trends(report, history):
         if (str(kind) if kind else ("latency" if typical[index] is not None else "bandwidth")) != "bandwidth":
             continue  # kind_of
         measured[(result_links[index], str(tests[index] or "write"))] = index  # the first pass wins
-    held = result_at(results)
+    row = row_reader(results)
     rows = []
     for (link, test), index in measured.items():
         entry = links.get(link)
         points = [p["gbps"] for p in (entry or {}).get("history", []) if p.get("test", "write") == test]
         if not points:
             continue
-        res = held(index, False)
+        res = row(index)
         median = res.get("baseline_gbps")
         bw = res.get("bw_avg_gbps")
         bad = bool(res.get("regressed")) or not res.get("passed")
@@ -798,7 +798,7 @@ def _grouped_cells(results, group_of):
         results, "kind", "test", "rail", "server_device", "client_device", "server", "client", "passed",
         "t_typical_us", "bw_avg_gbps", "threshold_us", "threshold_gbps",
     )  # fmt: skip
-    held = result_at(results)
+    row = row_reader(results)
     merged = {}
     rows = zip(kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws)
     for index, (kind, test, rail, sdev, cdev, server, client, ok, lat, bw) in enumerate(rows):
@@ -815,7 +815,7 @@ def _grouped_cells(results, group_of):
             cell = cells[pair] = {"failing": [], "worst": None}
         if not ok:
             if len(cell["failing"]) < GROUP_TITLE_FAILURES:
-                cell["failing"].append(held(index, False))
+                cell["failing"].append(row(index))
             continue
         if kind == "latency":  # _cell_value's goodness
             gate = limits_us[index]
@@ -826,7 +826,7 @@ def _grouped_cells(results, group_of):
         if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
             cell["worst"] = (good if good is not None else float("inf"), index)
     return dict(
-        (key, dict((pair, c["failing"] or [held(c["worst"][1], False)]) for pair, c in cells.items()))
+        (key, dict((pair, c["failing"] or [row(c["worst"][1])]) for pair, c in cells.items()))
         for key, cells in merged.items()
     )
 

@@ -56,7 +56,7 @@ def read_results_files(paths, table=None):
             out.extend(resultfile.read_table(path, "results_paths[%d] %s" % (index, path), len(out)))
         except resultfile.ResultsFileError as exc:
             raise ReportError(str(exc))
-        except ValueError as exc:  # an item that is not a pair result, named as build_report names it
+        except resultfile.NotAPairResult as exc:  # named as build_report names it
             raise ReportError("fabric_report: %s" % exc)
     return out
 
@@ -101,7 +101,7 @@ def _build(p, baseline):
     read_results_files(p.get("results_paths"), results)
     options = dict((k, p[k]) for k in REPORT_OPTIONS if p.get(k) is not None)
     try:
-        report = build_report(results, p["counter_violations"], p["saturated"], baseline, in_place=True, **options)
+        report = build_report(results, p["counter_violations"], p["saturated"], baseline, **options)
         # issue 24 hook: checks of other suites (NCCL across nodes) in the same verdict and files
         attach_checks(report, p.get("checks"))
     except ValueError as exc:

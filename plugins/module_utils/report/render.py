@@ -30,7 +30,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table impor
     ResultTable,
     columns_of,
     failed_rows,
-    result_at,
+    row_reader,
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import (
     figures_text,
@@ -82,8 +82,8 @@ def json_pieces(data):
     keys = sorted(data)
     for index, key in enumerate(keys):
         value = data[key]
-        if isinstance(value, ResultTable):
-            value = value if value else []
+        if isinstance(value, ResultTable) and not value:
+            value = []  # written as the empty list it reads as
         comma = "," if index < len(keys) - 1 else ""
         if index:
             yield "\n"
@@ -611,8 +611,8 @@ def to_prometheus(report, host_rails=None):
     if _aggregate.aggregated(report):
         _prom_host_rails(series, results, host_rails)
         passed, regressed = columns_of(results, "passed", "regressed")
-        held = result_at(results)
-        results = [held(i, False) for i, (ok, reg) in enumerate(zip(passed, regressed)) if not ok or reg]
+        row = row_reader(results)
+        results = [row(i) for i, (ok, reg) in enumerate(zip(passed, regressed)) if not ok or reg]
     for res in sorted(results, key=lambda r: (r["pass"], r["round"])):
         _prom_result(series, res)
     _prom_culprits(series, report)

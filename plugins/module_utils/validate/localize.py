@@ -35,7 +35,7 @@ __metaclass__ = type
 import heapq
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import value_of
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_reader
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 # failure kinds that say nothing about the link between the two ends
@@ -114,7 +114,7 @@ def build_planes(results, exclude_hosts=()):
     columns = columns_of(
         results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device"
     )
-    held = result_at(results)
+    row = row_reader(results)
     for index, (kind, rail, passed, pass_no, server, client, server_device, client_device) in enumerate(zip(*columns)):
         key = (kind or "bandwidth", rail)
         plane = planes.get(key)
@@ -134,7 +134,7 @@ def build_planes(results, exclude_hosts=()):
             else:
                 partners.add(server)
         elif server and client:
-            res = held(index, False)
+            res = row(index)
             if implicates_link(res, exclude_hosts):
                 plane.add(res)
     return planes

@@ -16,7 +16,7 @@ __metaclass__ = type
 import bisect
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import fmt_value, median_of
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, result_at
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_changer, row_reader
 
 MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
 
@@ -124,7 +124,7 @@ def peer_gate(results, min_peer_fraction):
     planes = list(zip(kinds, tests, rails))
     groups, retests = _collect(passes, planes, figures, failure_kinds, passed)
     stats, suspicious = _bounds(groups, min_peer_fraction)
-    held = result_at(results)
+    read, change = row_reader(results), row_changer(results)
     failed = 0
     if suspicious:
         for index, (pass_no, key, value, ok) in enumerate(zip(passes, planes, figures, passed)):
@@ -132,18 +132,19 @@ def peer_gate(results, min_peer_fraction):
                 continue
             bound = suspicious.get(key)
             if bound is not None and _worse(key[0], value, bound):
-                failed += _peer_check(held, index, stats[key][0], None, min_peer_fraction)
+                failed += _peer_check(read, change, index, stats[key][0], None, min_peer_fraction)
     for index in retests:
         entry = stats.get(planes[index])
         if entry is not None:
-            failed += _peer_check(held, index, entry[0], entry[1], min_peer_fraction)
+            failed += _peer_check(read, change, index, entry[0], entry[1], min_peer_fraction)
     return failed
 
 
-def _peer_check(held, index, ordered, median, fraction):
-    """1 when result ``index`` (held(index): passed so far) is slow against the sorted peer values (its own among
-    them when median is None: then the median of the others is used), else 0."""
-    res = held(index, False)
+def _peer_check(read, change, index, ordered, median, fraction):
+    """1 when result ``index`` (read(index) to read it, change(index) to fail it: table.row_reader, row_changer;
+    passed so far) is slow against the sorted peer values (its own among them when median is None: then the median
+    of the others is used), else 0."""
+    res = read(index)
     value = _figure(res)
     if not res["passed"] or value is None:
         return 0
@@ -155,7 +156,7 @@ def _peer_check(held, index, ordered, median, fraction):
     limit = median / fraction if res["kind"] == "latency" else fraction * median
     if not _worse(res["kind"], value, limit):
         return 0
-    res = held(index, True)
+    res = change(index)
     res["passed"] = False
     res["failure_kind"] = "slow_vs_peers"
     res["peer_median"] = round(median, 3)

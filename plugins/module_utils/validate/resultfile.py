@@ -230,54 +230,56 @@ def shared_strings(columns, strings):
     return out
 
 
-def _expand(item, where, strings):
-    """The results of a table item, in order, their strings shared (shared_strings)."""
-    const, names, columns, count = table_columns(item, where)
-    rows = zip(*shared_strings(columns, strings)) if names else [()] * count
-    out = []
-    for row in rows:
-        res = dict(const)
-        res.update(zip(names, row))
-        out.append(res)
-    return out
+class NotAPairResult(ValueError):
+    """An item of a results file that is not a pair result at all (not a dict): the report's error, worded as
+    normalize_results words it, not the file's."""
 
 
-def expand_items(items, name="results"):
-    """The pair results of a decoded results file's items (results and table items: a list, or an iterable read
-    once), in order. A table item is dropped from a list as it is expanded, so its rows and its dicts are not both
-    held for long."""
-    out = []
-    strings = {}
-    held = isinstance(items, list)
-    for index, item in enumerate(items):
-        if isinstance(item, dict) and TABLE_KEY in item:
-            out.extend(_expand(item, "%s[%d]" % (name, index), strings))
-            if held:
-                items[index] = None
-        else:
-            out.append(item)
-    return out
-
-
-def table_of_items(items, name="results", offset=0):
-    """The pair results of a decoded results file's items as a ResultTable:
-    a table item's rows go in as columns, never as a dict per result (what the report holds at scale). A list of
-    items is dropped from as it is read, as expand_items does. An item that is not a dict raises ValueError naming
-    it by its place among the results (``offset`` results come before the file's), as normalize_results would."""
-    table = ResultTable()
-    strings = {}
+def _items(items, name, strings):
+    """(table, item) of each of a decoded results file's items (a list, or an iterable read once), in order:
+    (table_columns(item) with its strings shared, None) for a table item, (None, item) for any other. A table item
+    is dropped from a list as it is read, so its rows and what is made of them are not both held for long."""
     held = isinstance(items, list)
     for index, item in enumerate(items):
         if isinstance(item, dict) and TABLE_KEY in item:
             const, names, columns, count = table_columns(item, "%s[%d]" % (name, index))
-            table.add_columns(const, names, shared_strings(columns, strings), count)
             if held:
                 items[index] = None
-        elif isinstance(item, dict):
-            table.add_dict(item)
+            yield (const, names, shared_strings(columns, strings), count), None
         else:
-            raise ValueError("results[%d] must be a dict (a pair result), got %r" % (offset + len(table), item))
-    return table
+            yield None, item
+
+
+def expand_items(items, name="results"):
+    """The pair results of a decoded results file's items, in order, as dicts (a table item's strings shared,
+    shared_strings). An item that is not a dict is passed on as it is (the report's to refuse)."""
+    out = []
+    strings = {}
+    for table, item in _items(items, name, strings):
+        if table is None:
+            out.append(item)
+            continue
+        const, names, columns, count = table
+        for row in zip(*columns) if names else [()] * count:
+            res = dict(const)
+            res.update(zip(names, row))
+            out.append(res)
+    return out
+
+
+def table_of_items(items, name="results", offset=0):
+    """The pair results of a decoded results file's items as a ResultTable: a table item's rows go in as columns,
+    never as a dict per result (what the report holds at scale). An item that is not a dict raises NotAPairResult
+    naming it by its place among the results (``offset`` results come before the file's)."""
+    out = ResultTable()
+    for table, item in _items(items, name, {}):
+        if table is not None:
+            out.add_columns(*table)
+        elif isinstance(item, dict):
+            out.add_dict(item)
+        else:
+            raise NotAPairResult("results[%d] must be a dict (a pair result), got %r" % (offset + len(out), item))
+    return out
 
 
 def _read(path, name, expand):
@@ -290,13 +292,11 @@ def _read(path, name, expand):
             except files.NotStreamable:  # not a list, or not JSON: json.load names what is wrong
                 handle.seek(0)
                 data = json.load(handle)
-    except ResultsFileError:
+    except (ResultsFileError, NotAPairResult):
         raise
     except (IOError, OSError) as exc:
         raise ResultsFileError("cannot read %s: %s" % (name, exc))
     except ValueError as exc:
-        if isinstance(exc, _NotADict):
-            raise
         raise ResultsFileError(
             "%s is not valid JSON (%s): the join step writes a JSON list of pair results" % (name, exc)
         )
@@ -314,19 +314,6 @@ def read_results(path, name=None):
 
 
 def read_table(path, name=None, offset=0):
-    """read_results as a ResultTable (table_of_items): the report's reader. An
-    item that is not a dict raises ValueError (not ResultsFileError) naming it as normalize_results would."""
-
-    def expand(items, where):
-        try:
-            return table_of_items(items, where, offset)
-        except ValueError as exc:
-            if isinstance(exc, ResultsFileError):
-                raise
-            raise _NotADict(str(exc))
-
-    return _read(path, name, expand)
-
-
-class _NotADict(ValueError):
-    """A results file item that is not a pair result at all: the report's error, not the file's."""
+    """read_results as a ResultTable (table_of_items): the report's reader. An item that is not a dict raises
+    NotAPairResult (``offset``: the results before the file's, for its index)."""
+    return _read(path, name, lambda items, where: table_of_items(items, where, offset))

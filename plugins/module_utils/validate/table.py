@@ -161,10 +161,6 @@ class ResultTable:
     def columns(self, *keys):
         return [self.column(k) for k in keys]
 
-    def promoted(self):
-        """{index: dict} of the results held as dicts."""
-        return self._promoted
-
     def windows(self, size):
         """The results ``size`` at a time, in order: for each window, its segments (keys, const, {key: values},
         count): the results of a block between promoted ones as one segment (with the block's const), a promoted
@@ -261,20 +257,27 @@ def columns_of(results, *keys):
     return [[res.get(key) for res in results] for key in keys]
 
 
-def result_at(results):
-    """held(index, change): result ``index`` of a ResultTable or a list of dicts; with ``change`` the dict to change
-    it through (a table's result is promoted), else one to read."""
-    if isinstance(results, ResultTable):
-        return lambda index, change: results.promote(index) if change else results.row(index)
-    return lambda index, change: results[index]
+def row_reader(results):
+    """f(index): result ``index`` of a ResultTable or a list of dicts, to read (a table makes a dict for it)."""
+    return results.row if isinstance(results, ResultTable) else results.__getitem__
+
+
+def row_changer(results):
+    """f(index): result ``index`` of a ResultTable or a list of dicts as the dict to change it through (a table's
+    result is promoted to its own dict)."""
+    return results.promote if isinstance(results, ResultTable) else results.__getitem__
+
+
+def failed_indices(passed):
+    """The indices of the results whose ``passed`` (a column) is falsy, in order (in C)."""
+    return itertools.compress(range(len(passed)), map(operator.not_, passed))
 
 
 def failed_rows(results):
     """The results that did not pass (``passed`` falsy), in order: dicts, from a list or a ResultTable (whose
     passed column is read, so only those results are made into dicts)."""
     (passed,) = columns_of(results, "passed")
-    held = result_at(results)
-    return [held(i, False) for i in itertools.compress(range(len(passed)), map(operator.not_, passed))]
+    return list(map(row_reader(results), failed_indices(passed)))
 
 
 # -- normalisation over columns

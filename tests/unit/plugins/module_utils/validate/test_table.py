@@ -115,7 +115,7 @@ def test_the_results_file_written_from_a_table_is_the_file_written_from_its_dict
 def test_an_item_that_is_not_a_pair_result_is_named_by_its_place_among_all_results(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps([{"server": "a"}, 7]))
-    with pytest.raises(ValueError, match=r"^results\[5\] must be a dict \(a pair result\), got 7$"):
+    with pytest.raises(resultfile.NotAPairResult, match=r"^results\[5\] must be a dict \(a pair result\), got 7$"):
         resultfile.read_table(str(path), offset=4)
 
 
@@ -127,7 +127,7 @@ def test_normalising_a_table_decides_what_normalising_each_dict_does(seed):
     assert text(got) == text(expected)
 
 
-def test_a_clean_block_is_taken_whole_and_one_bad_value_sends_it_the_slow_way(monkeypatch):
+def test_a_clean_block_is_taken_whole_and_one_bad_value_sends_it_the_slow_way():
     """block_clean is results._clean over columns: the join's results pass it, and each kind of bad value fails it
     (so the block is normalised a dict at a time, and gets what the dict path gives)."""
     hosts = ["n%d" % i for i in range(6)]
