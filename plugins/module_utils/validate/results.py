@@ -293,10 +293,15 @@ def _fill_verdict(res, values, bad):
         res["passed"] = passed
 
 
+def link_end(host, device):
+    """One end of a result's link: host/device, or the host alone (a device that is not text fails: a result's
+    names are checked before)."""
+    return host + "/" + device if device else host
+
+
 def _link_of(res):
-    server, client, sdev, cdev = res["server"], res["client"], res["server_device"], res["client_device"]
-    a = server + "/" + sdev if sdev else server
-    b = client + "/" + cdev if cdev else client
+    a = link_end(res["server"], res["server_device"])
+    b = link_end(res["client"], res["client_device"])
     return a + "<->" + b if a <= b else b + "<->" + a
 
 

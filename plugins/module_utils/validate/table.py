@@ -369,15 +369,11 @@ def block_clean(const, columns, count):
     )
 
 
-def _end(host, device):
-    return host + "/" + device if device else host  # results._link_of's, so a non-text device fails alike
-
-
 def links(server, server_device, client, client_device):
     """The link (results._link_of) of every result: each distinct end's text made once, the rest in C."""
     ends = {}
     for pair in itertools.chain(set(zip(server, server_device)), set(zip(client, client_device))):
-        ends[pair] = _end(*pair)
+        ends[pair] = _results.link_end(*pair)
     first = list(map(ends.__getitem__, zip(server, server_device)))
     second = list(map(ends.__getitem__, zip(client, client_device)))
     low, high = map(min, first, second), map(max, first, second)
