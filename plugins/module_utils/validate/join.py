@@ -19,7 +19,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import collections
 import itertools
+import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
@@ -77,6 +79,61 @@ def _check_round(role, host, round_no):
         raise ValueError("a %s side of %s names no round: it is not a side result of a pass" % (role, host))
 
 
+class _Sides(tuple):
+    """A runner's round of sides held as columns (what _index_table reads of a table item): the values every row
+    shares (``base``, one per SIDE_READS) and the others as (position in SIDE_READS, column). A row's side tuple is
+    made only where one is asked for (expand): the join makes the common pair's results from the columns
+    (_clean_chunk), so a pass's 8.4 M sides are never 8.4 M tuples. A server round without a failure keeps only its
+    device and port: the join reads nothing else of a clean server side (_clean_server). A tuple (base, own, count,
+    server, kind_free), so that a side file's rounds are made in C (_index_rounds); _sides makes one."""
+
+    __slots__ = ()
+    base = property(operator.itemgetter(0))
+    own = property(operator.itemgetter(1))
+    count = property(operator.itemgetter(2))
+    server = property(operator.itemgetter(3))  # a server round: expanded through _clean_server
+    kind_free = property(operator.itemgetter(4))  # no row with a failure kind: nothing sends its rows to root_cause
+
+    def value(self, at):
+        """The column of SIDE_READS[at], or None where the rows share it (base[at])."""
+        for position, column in self[1]:
+            if position == at:
+                return column
+        return None
+
+    def expand(self, shared):
+        """The side tuple of each row, as _index_table made them before (a clean server side as _clean_server's)."""
+        base, own, count, server, _kind_free = self
+        values = list(base)
+        out = []
+        for number in range(count):
+            for position, column in own:
+                values[position] = column[number]
+            side = tuple(values)
+            out.append(_clean_server(side, shared) if server else side)
+        return tuple(out)
+
+
+def _failing(base, own):
+    """Whether a round has a row with a failure kind or sentence (a server side that keeps all it carries)."""
+    return bool(base[_KIND] or base[_FAILURE] or any(any(column) for at, column in own if at in (_KIND, _FAILURE)))
+
+
+def _sides(base, own, count, server, shared):
+    """The _Sides of a round: ``base`` (SIDE_READS' values its rows share), ``own`` ((position, column) of the
+    others), ``count`` rows; a server round without a failure as its device and port alone."""
+    if server and not _failing(base, own):
+        base = _clean_server(base, shared)
+        own = tuple((at, column) for at, column in own if at < _KIND)
+    kind_free = not base[_KIND] and not any(any(column) for at, column in own if at == _KIND)
+    return _Sides((base, own, count, server, kind_free))
+
+
+def _expand(sides, shared):
+    """A line's sides as a tuple of side tuples (a _Sides expanded)."""
+    return sides.expand(shared) if sides.__class__ is _Sides else sides
+
+
 class SideIndex:
     """The sides of a pass by key. A runner's round (one role, peer and round: a row per rail) is held as one line,
     ``lines[(pass, round, server, client)] = [server line, client line]``, a line being (rails, sides): one entry per
@@ -92,6 +149,8 @@ class SideIndex:
         self.split = set()  # (pass, round, server, client) of the keys in ``sides``: never held as a line again
         self.rail_sets = {}  # a round's rails, one tuple per distinct one
         self.duplicates = duplicates
+        self.shared = {}  # one object per distinct value: a clean server side per port, a string per name
+        self.columns = {}  # a column of strings (a round's devices, rails) as one tuple per distinct one
 
     def put(self, key, at, side):
         """Index ``side`` as side ``at`` (0 server, 1 client) of ``key``; a second one is never merged."""
@@ -99,7 +158,7 @@ class SideIndex:
         pair = (pass_no, round_no, server, client)
         if pair not in self.split:
             self.split.add(pair)
-            self._put_each(pair, _line_sides(self.lines.pop(pair, None)))
+            self._put_each(pair, _line_sides(self.lines.pop(pair, None), self.shared))
         got = self.sides.get(key)
         if got is None:
             got = self.sides[key] = [None, None]
@@ -110,8 +169,8 @@ class SideIndex:
         got[at] = side
 
     def put_line(self, pair, at, rails, sides):
-        """Index a round's ``sides`` (one per rail of ``rails``, a tuple of strings) as side ``at`` of ``pair``
-        (pass, round, server, client)."""
+        """Index a round's ``sides`` (one per rail of ``rails``, a tuple of strings: a tuple of side tuples, or a
+        _Sides) as side ``at`` of ``pair`` (pass, round, server, client)."""
         if pair not in self.split and len(set(rails)) == len(rails):
             got = self.lines.setdefault(pair, [None, None])
             have = got[at]
@@ -119,9 +178,31 @@ class SideIndex:
                 got[at] = (self.rail_sets.setdefault(rails, rails), sides)
                 return
             if set(have[0]).isdisjoint(rails):
-                got[at] = (have[0] + rails, have[1] + sides)  # a round written as two lines (a failed side's keys)
+                # a round written as two lines (a failed side's keys)
+                got[at] = (have[0] + rails, _expand(have[1], self.shared) + _expand(sides, self.shared))
                 return
-        self._put_each(pair, ((at, rail, side) for rail, side in zip(rails, sides)))
+        self._put_each(pair, ((at, rail, side) for rail, side in zip(rails, _expand(sides, self.shared))))
+
+    def put_lines(self, pairs, slots, rails, sides):
+        """put_line each of ``pairs`` (as side ``slots[i]``, with ``rails[i]`` and ``sides[i]``), in order. At once,
+        in C, where that is what putting them one by one does: no pair split, none twice in the same role or held
+        in that role already, each one's rails distinct (a side file's rounds, _index_rounds)."""
+        lines = self.lines
+        rail_sets = dict((rail, len(set(rail)) == len(rail)) for rail in set(rails))
+        held = map(operator.getitem, map(lines.get, pairs, itertools.repeat(_NOTHING)), slots)
+        if (
+            not all(rail_sets.values())
+            or not self.split.isdisjoint(pairs)
+            or list(held).count(None) != len(pairs)
+            or len(set(zip(pairs, slots))) != len(pairs)
+        ):
+            for pair, slot, rail, side in zip(pairs, slots, rails, sides):
+                self.put_line(pair, slot, rail, side)
+            return
+        got = map(lines.setdefault, pairs, map(list, itertools.repeat(_NOTHING, len(pairs))))
+        collections.deque(
+            map(list.__setitem__, got, slots, zip(map(self.rail_sets.setdefault, rails, rails), sides)), maxlen=0
+        )
 
     def _put_each(self, pair, sides):
         """put() each (at, rail, side) of ``sides`` under its own key (in order: the first of a key and role stays)."""
@@ -141,9 +222,11 @@ class SideIndex:
     def _take_line(self, pair, rails, got):
         """take() of a pair held as lines ``got``."""
         sline, cline = got
+        shared = self.shared
         if sline is not None and cline is not None and sline[0] == rails and cline[0] == rails:
-            return list(zip(sline[1], cline[1]))  # the common case: both rounds hold the pair's rails, in order
-        found = [dict(zip(*line)) if line else {} for line in got]
+            # the common case: both rounds hold the pair's rails, in order
+            return list(zip(_expand(sline[1], shared), _expand(cline[1], shared)))
+        found = [dict(zip(line[0], _expand(line[1], shared))) if line else {} for line in got]
         # popped, not read: a rail the pair plans twice gets its sides once (no_result the second time)
         out = [(found[0].pop(rail, None), found[1].pop(rail, None)) for rail in rails]
         self.split.add(pair)  # what the pair does not hold is left by its own keys, for _refused
@@ -154,15 +237,15 @@ class SideIndex:
         """{(pass, round, rail, server, client): [server side, client side]} of every side left."""
         out = dict(self.sides)
         for (pass_no, round_no, server, client), got in self.lines.items():
-            for at, rail, side in _line_sides(got):
+            for at, rail, side in _line_sides(got, self.shared):
                 out.setdefault((pass_no, round_no, rail, server, client), [None, None])[at] = side
         return out
 
 
-def _line_sides(got):
+def _line_sides(got, shared):
     """(at, rail, side) of each side of a pair's lines ``got`` ([server line, client line] or None), server first."""
     for at, line in enumerate(got or ()):
-        for rail, side in zip(*line) if line else ():
+        for rail, side in zip(line[0], _expand(line[1], shared)) if line else ():
             yield at, rail, side
 
 
@@ -195,11 +278,11 @@ def _index_columns(index, columns, shared):
 
 def _index_table(index, item, where, shared):
     """Index a table item of sides. The common one, a host's round (one role, peer, pass and round, a row per
-    rail), is indexed as one line (SideIndex.put_line); another, row by row (_index_columns)."""
+    rail), is indexed as one line of columns (SideIndex.put_line, _Sides); another, row by row (_index_columns)."""
     const, names, columns, count = resultfile.table_columns(item, where)
-    # the names of hosts, rails and devices as one string object each (``shared`` holds them too), not one per
-    # side as JSON makes them: 8.4 M keys and sides at 1024 hosts x 8 rails all_pairs
-    at = dict(zip(names, resultfile.shared_strings(columns, shared)))
+    # the names of hosts, rails and devices as one string object each, and a column of them as one tuple
+    # (``shared`` holds them): JSON makes one per value, 8.4 M keys and sides at 1024 hosts x 8 rails all_pairs
+    at = dict(zip(names, map(_shared_column, columns, itertools.repeat(shared), itertools.repeat(index.columns))))
     if not _ROUND_KEYS.isdisjoint(at):
         columns = [
             at[name] if name in at else itertools.repeat(const.get(name, missing), count)
@@ -215,33 +298,152 @@ def _index_table(index, item, where, shared):
     host, peer = _one(host, shared), _one(peer, shared)
     server, client, slot = (host, peer, 0) if role == "server" else (peer, host, 1)
     rails = at.pop("rail", None) or (_one(const.get("rail"), shared),) * count
-    # a row's side is the shared values with its own put in: most often the device alone (_one inlined: 13 a line)
-    shared_values = [shared.setdefault(v, v) if v.__class__ is str else v for v in map(const.get, SIDE_READS)]
-    own = [(_AT[name], column) for name, column in at.items() if name in _AT]
-    if not own:
-        sides = itertools.repeat(tuple(shared_values), count)
-    elif len(own) == 1 and own[0][0] == 0:
-        rest = tuple(shared_values[1:])
-        sides = ((device,) + rest for device in own[0][1])
-    else:
-        sides = (_with(shared_values, own, number) for number in range(count))
-    if slot == 0:
-        sides = (_clean_server(side, shared) for side in sides)
-    index.put_line((pass_no, round_no, server, client), slot, tuple(map(str, rails)), tuple(sides))
+    base = tuple(map(const.get, SIDE_READS))
+    if str in set(map(type, base)):  # a device, a failure: one string object per text
+        base = tuple(_one(value, shared) for value in base)
+    own = tuple((_AT[name], column) for name, column in at.items() if name in _AT)
+    sides = _sides(base, own, count, slot == 0, shared)
+    index.put_line((pass_no, round_no, server, client), slot, tuple(map(str, rails)), sides)
     return None
+
+
+def _index_rounds(index, items):
+    """Index a side file's items at once when each is a runner's round written as a table item (one role, host,
+    peer, pass and round as ints, a rail column of strings, rows of its width): what _index_table does an item at a
+    time, column by column across the file's rounds, in C. Returns False, having indexed nothing, for any other
+    file (it is indexed an item at a time, which also names what is wrong)."""
+    tables = _whole_tables(items)
+    keys = _round_keys(index.shared, tables[0]) if tables else None
+    if keys is None:
+        return False
+    consts, names, rows = tables
+    shapes = {}  # the items of each role and set of column names, by number
+    for number, shape in enumerate(zip(keys[1], map(tuple, names))):
+        shapes.setdefault(shape, []).append(number)
+    rails, sides = [None] * len(items), [None] * len(items)
+    columns = list(map(tuple, itertools.starmap(zip, rows)))
+    for (slot, shape), numbers in shapes.items():
+        made = _shape_rounds(index, shape, _pick(consts, numbers), _pick(columns, numbers), slot == 0)
+        if made is None:
+            return False
+        for number, rail, side in zip(numbers, *made):
+            rails[number], sides[number] = rail, side
+    index.put_lines(keys[0], keys[1], rails, sides)
+    return True
+
+
+def _whole_tables(items):
+    """(consts, column names, rows) of a side file's items when each is a table item of this version with rows of
+    its width (resultfile.table_columns' checks, for all at once); None otherwise."""
+    if not items or set(map(type, items)) != {dict}:
+        return None
+    try:
+        versions, consts, names, tables = (
+            list(map(operator.itemgetter(key), items)) for key in (resultfile.TABLE_KEY, "const", "columns", "rows")
+        )
+    except KeyError:
+        return None
+    if versions.count(resultfile.TABLE_VERSION) != len(items) or not _all_of(dict, consts):
+        return None
+    if not (_all_of(list, names) and _all_of(list, tables)) or 0 in map(len, tables):
+        return None
+    rows = list(itertools.chain.from_iterable(tables))
+    widths = itertools.chain.from_iterable(map(itertools.repeat, map(len, names), map(len, tables)))
+    if not _all_of(list, rows) or list(map(len, rows)) != list(widths):
+        return None
+    return consts, names, tables
+
+
+def _all_of(kind, values):
+    return set(map(type, values)) == {kind}
+
+
+def _pick(values, numbers):
+    return [values[number] for number in numbers]
+
+
+def _round_keys(shared, consts):
+    """(pairs, slots) of a side file's rounds ((pass, round, server, client), 0 server / 1 client) from their
+    shared values, the names as one string each; None unless each round holds a role, its host and peer as
+    strings, a round and a pass (absent: 1) as ints."""
+    roles, hosts, peers, passes, rounds = (
+        list(map(dict.get, consts, itertools.repeat(key))) for key in ("role", "host", "peer", "pass", "round")
+    )
+    if not (_all_of(str, roles) and _all_of(str, hosts) and _all_of(str, peers) and _all_of(int, rounds)):
+        return None
+    if not set(roles) <= set(_ROLES) or not set(map(type, passes)) <= {int, type(None)}:
+        return None
+    slots = list(map(_ROLES.index, roles))
+    hosts, peers = (list(map(shared.setdefault, names, names)) for names in (hosts, peers))
+    if None in passes or 0 in passes:
+        passes = [number or 1 for number in passes]
+    servers = map(tuple.__getitem__, zip(hosts, peers), slots)
+    clients = map(tuple.__getitem__, zip(peers, hosts), slots)
+    return list(zip(passes, rounds, servers, clients)), slots
+
+
+def _shape_rounds(index, shape, consts, columns, server):
+    """(rails, sides) of the rounds of one role (``server``) and set of column names (``shape``), as _index_table
+    makes them; None where one holds what _index_table reads otherwise (a key of the round as a column, a name
+    twice, no rail column, a rail that is not a string)."""
+    if not _ROUND_KEYS.isdisjoint(shape) or len(set(shape)) != len(shape) or "rail" not in shape:
+        return None
+    by_name = {}
+    for at, name in enumerate(shape):
+        values = list(map(operator.itemgetter(at), columns))
+        if _all_of(str, itertools.chain.from_iterable(values)):  # one tuple per distinct column of strings
+            values = list(map(index.columns.setdefault, values, values))
+        elif name == "rail":
+            return None
+        by_name[name] = values
+    base = []
+    for name in SIDE_READS:
+        values = list(map(dict.get, consts, itertools.repeat(name)))
+        if str in set(map(type, values)):
+            values = [_one(value, index.shared) for value in values]
+        base.append(values)
+    counts = map(len, by_name["rail"])
+    if any(base[_KIND]) or any(base[_FAILURE]) or "failure_kind" in shape or "failure" in shape:
+        own = [zip(itertools.repeat(_AT[name]), by_name[name]) for name in shape if name in _AT]
+        owns = list(zip(*own)) if own else [()] * len(consts)
+        return by_name["rail"], list(
+            map(_sides, zip(*base), owns, counts, itertools.repeat(server), itertools.repeat(index.shared))
+        )
+    # no round failed: _sides' work for all of them at once (a clean server round, its device and port alone)
+    kept = [name for name in shape if name in _AT and (_AT[name] < _KIND or not server)]
+    own = [zip(itertools.repeat(_AT[name]), by_name[name]) for name in kept]
+    owns = zip(*own) if own else itertools.repeat(())
+    bases = _clean_bases(index.shared, base[_DEVICE], base[_PORT]) if server else zip(*base)
+    made = zip(bases, owns, counts, itertools.repeat(server), itertools.repeat(True))
+    return by_name["rail"], list(map(tuple.__new__, itertools.repeat(_Sides), made))
+
+
+def _clean_bases(shared, devices, ports):
+    """_clean_server's side of each (device, port)."""
+    ends = list(zip(devices, ports))
+    got = list(map(shared.get, ends))
+    if None in got:
+        got = [_clean_server(end + (None,) * (len(SIDE_READS) - 2), shared) for end in ends]
+    return got
+
+
+def _shared_column(column, shared, columns):
+    """A column of strings as the one tuple of those strings in ``columns`` (each string the one object of its text
+    in ``shared``); another column as it is."""
+    if not column or column[0].__class__ is not str:
+        return column
+    got = columns.get(column)
+    if got is not None:
+        return got
+    if len(set(map(type, column))) != 1:
+        return column
+    column = columns[column] = tuple(map(shared.setdefault, column, column))
+    return column
 
 
 def _one(value, shared):
     """A string as the one object of its text in ``shared``; another value as it is."""
     return shared.setdefault(value, value) if value.__class__ is str else value
-
-
-def _with(values, own, number):
-    """``values`` with row ``number`` of each (position, column) of ``own`` put in, as a tuple."""
-    values = list(values)
-    for position, column in own:
-        values[position] = column[number]
-    return tuple(values)
 
 
 def side_index(sides, duplicates=None, side_files=()):
@@ -251,11 +453,13 @@ def side_index(sides, duplicates=None, side_files=()):
     (side_dict makes it a dict). A second side of the same key and role is never merged: its key goes to
     ``duplicates`` (a list) when given."""
     index = SideIndex(duplicates)
-    shared = {}  # one object per distinct value: a clean server side per port, a string per name
+    shared = index.shared
     for side in sides or []:
         if isinstance(side, dict):
             _index_columns(index, _dict_columns(side), shared)
     for path, items in side_files:
+        if _index_rounds(index, items):
+            continue
         for number, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
@@ -333,6 +537,8 @@ class _Join:
     """One pass's join: the indexed sides, the plan's ports, the settings, and what every result of the pass shares
     (worked out once: the keys every result holds alike, the line rate and the gate of each pair of port rates)."""
 
+    columnar = True  # the common pair's results made as columns (_clean_chunk); the tests join with it off too
+
     def __init__(self, sides, side_files, rails, settings):
         self.settings = settings
         self.test = settings.get("test") or "write"
@@ -364,6 +570,37 @@ class _Join:
         self.figures_of = _bandwidth_figures if self.kind == "bandwidth" else _latency_figures
         self.keys = SHARED_KEYS + PAIR_KEYS + FIGURE_KEYS[self.kind] + VERDICT_KEYS
         self.gates = {}
+        self.verdict_sets = {}
+        self.port_sets = {}
+        self.shared_sets = {}
+
+    def shared_columns(self, count):
+        """The columns of what ``count`` results of the pass share (SHARED_KEYS): a new list, the same tuples."""
+        got = self.shared_sets.get(count)
+        if got is None:
+            got = self.shared_sets[count] = [(value,) * count for value in self.shared]
+        return list(got)
+
+    def plan_ports(self, host, rails):
+        """(devices, ports, rate) the plan gives ``host`` on ``rails`` (a tuple: a device and a port on each, one
+        rate for all), once per host and rails; None where it does not (the pair's rows are made one by one)."""
+        key = (host, rails)
+        got = self.port_sets.get(key, _NO_PORTS)
+        if got is _NO_PORTS:
+            ports = self.ports.get(host, _NO_PORTS)
+            devices, numbers, rates = zip(*[ports.get(rail, _NO_PORT) for rail in rails])
+            whole = all(devices) and all(numbers) and len(set(rates)) == 1
+            got = self.port_sets[key] = (devices, numbers, rates[0]) if whole else None
+        return got
+
+    def verdicts(self, server_rate, client_rate):
+        """The _Verdicts of a pair of port rates' gate, once per pair of rates."""
+        got = self.verdict_sets.get((server_rate, client_rate))
+        if got is None:
+            got = self.verdict_sets[(server_rate, client_rate)] = _Verdicts(
+                self.bandwidth_gate(server_rate, client_rate)
+            )
+        return got
 
     def threshold(self, server_rate, client_rate):
         s = self.settings
@@ -443,46 +680,139 @@ def _duplicate_failure(join, key):
     )
 
 
-def _rows(join, pairs):
-    """Each planned (pair, rail)'s result as a row (join.keys), as a generator. A pair's sides are taken out of the
-    index as it is joined (SideIndex.take): what is left at the end is what the plan does not hold (_refused), and
-    the index shrinks as the results are written (a pass planning one key twice gets no_result the second time)."""
-    index, ports, shared, duplicates = join.index, join.ports, join.shared, join.duplicate_roles
-    figures_of = join.figures_of
+def _chunks(join, pairs):
+    """Each planned (pair, rail)'s result, a pair at a time, as (count, columns): one column per key of join.keys,
+    in order (a generator). A pair's sides are taken out of the index as it is joined (SideIndex.take): what is
+    left at the end is what the plan does not hold (_refused), and the index shrinks as the results are written (a
+    pass planning one key twice gets no_result the second time). The common pair (both rounds came back whole and
+    clean, a bandwidth test) is made as columns (_clean_chunk); any other, a row per rail (_pair_rows)."""
+    lines = join.index.lines
+    width = len(join.keys)
+    columnar = join.columnar and join.kind == "bandwidth" and not join.duplicate_roles
     for pair in pairs:
-        server, client = pair["server"], pair["client"]
-        pass_no, round_no = int(pair.get("pass") or 1), int(pair["round"])
-        # the latency pass is a first pass of another kind: the report localises and
-        # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
-        result_pass = 1 if join.kind == "latency" else pass_no
-        sports, cports = ports.get(server, _NO_PORTS), ports.get(client, _NO_PORTS)
-        rails = pair["rails"]
-        taken = index.take((pass_no, round_no, server, client), tuple(map(str, rails)))
-        for rail, (sside, cside) in zip(rails, taken):
-            sdevice, sport, srate = sports.get(rail, _NO_PORT)
-            cdevice, cport, crate = cports.get(rail, _NO_PORT)
-            if sside is None or cside is None or sside[_KIND] or cside[_KIND] or duplicates:
-                failure_kind, failure = _duplicate_failure(join, (pass_no, round_no, str(rail), server, client))
-                if failure_kind is None:
-                    failure_kind, failure = root_cause(side_dict(sside), side_dict(cside))
-            else:
-                failure_kind = failure = None
-            yield (
-                shared
-                + (
-                    server,
-                    sdevice or (sside and sside[_DEVICE]),
-                    sport or (sside and sside[_PORT]),
-                    client,
-                    cdevice or (cside and cside[_DEVICE]),
-                    cport or (cside and cside[_PORT]),
-                    rail,
-                    round_no,
-                    client,  # measured_by: the figures are the client side's
-                    result_pass,
-                )
-                + figures_of(join, cside, srate, crate, failure_kind, failure)
+        planned = tuple(pair["rails"])
+        names = tuple(map(str, planned))
+        key = (int(pair.get("pass") or 1), int(pair["round"]), pair["server"], pair["client"])
+        got = lines.get(key) if columnar else None
+        chunk = _clean_chunk(join, got, key, planned, names) if got is not None else None
+        if chunk is not None:
+            del lines[key]  # taken, as SideIndex.take takes it
+            yield chunk
+            continue
+        rows = list(_pair_rows(join, pair, key[0], key[1], join.index.take(key, names)))
+        yield len(rows), (list(zip(*rows)) if rows else [()] * width)
+
+
+def _pair_rows(join, pair, pass_no, round_no, taken):
+    """The row (join.keys) of each rail of ``pair``, from its sides as taken out of the index."""
+    server, client = pair["server"], pair["client"]
+    # the latency pass is a first pass of another kind: the report localises and
+    # peer-gates it like pass 1 (pass 2 is only ever the bandwidth retest)
+    result_pass = 1 if join.kind == "latency" else pass_no
+    sports, cports = join.ports.get(server, _NO_PORTS), join.ports.get(client, _NO_PORTS)
+    for rail, (sside, cside) in zip(pair["rails"], taken):
+        sdevice, sport, srate = sports.get(rail, _NO_PORT)
+        cdevice, cport, crate = cports.get(rail, _NO_PORT)
+        if sside is None or cside is None or sside[_KIND] or cside[_KIND] or join.duplicate_roles:
+            failure_kind, failure = _duplicate_failure(join, (pass_no, round_no, str(rail), server, client))
+            if failure_kind is None:
+                failure_kind, failure = root_cause(side_dict(sside), side_dict(cside))
+        else:
+            failure_kind = failure = None
+        yield (
+            join.shared
+            + (
+                server,
+                sdevice or (sside and sside[_DEVICE]),
+                sport or (sside and sside[_PORT]),
+                client,
+                cdevice or (cside and cside[_DEVICE]),
+                cport or (cside and cside[_PORT]),
+                rail,
+                round_no,
+                client,  # measured_by: the figures are the client side's
+                result_pass,
             )
+            + join.figures_of(join, cside, srate, crate, failure_kind, failure)
+        )
+
+
+def _clean_chunk(join, got, key, planned, names):
+    """The results of a pair (``key``: pass, round, server, client) whose two rounds (``got``, its lines) came back
+    as columns (_Sides), hold exactly its rails (``planned``, as strings ``names``), carry no failure kind and a
+    float figure for each rail, and whose hosts the plan gives a device, a port and one rate on each of these
+    rails, as (count, columns): what _pair_rows makes of them, a column at a time (the same verdict per figure and
+    gate, _Verdicts). None for any other pair: its rows are made one by one."""
+    sline, cline = got
+    if sline is None or cline is None or sline[0] != names or cline[0] != names:
+        return None
+    ssides, csides = sline[1], cline[1]
+    if ssides.__class__ is not _Sides or csides.__class__ is not _Sides or not (ssides.kind_free and csides.kind_free):
+        return None
+    pass_no, round_no, server, client = key
+    sports, cports = join.plan_ports(server, planned), join.plan_ports(client, planned)
+    if sports is None or cports is None:
+        return None
+    count = len(names)
+    verdicts = join.verdicts(sports[2], cports[2])
+    bw_avg, bw_peak = csides.value(_BW_AVG), csides.value(_BW_PEAK)
+    if bw_avg is None:
+        bw_avg = csides.base[_BW_AVG]
+        if bw_avg.__class__ is not float:
+            return None
+        passed, kinds, failures = ((value,) * count for value in verdicts[bw_avg])
+    elif set(map(type, bw_avg)) == {float}:
+        passed, kinds, failures = zip(*map(verdicts.__getitem__, bw_avg))
+    else:
+        return None
+    if bw_peak is None:
+        bw_peak = (csides.base[_BW_PEAK],) * count
+    return count, join.shared_columns(count) + [
+        (server,) * count,
+        sports[0],
+        sports[1],
+        (client,) * count,
+        cports[0],
+        cports[1],
+        planned,
+        (round_no,) * count,
+        (client,) * count,  # measured_by
+        (pass_no,) * count,
+        bw_avg if bw_avg.__class__ is tuple else (bw_avg,) * count,
+        bw_peak,
+    ] + verdicts.gate_columns(count) + [passed, kinds, failures]
+
+
+class _Verdicts(dict):
+    """{figure: (passed, failure_kind, failure)} of bandwidth figures against one gate (bandwidth_gate's), as
+    _bandwidth_figures judges them: each distinct figure judged once (a pass's millions of results hold a few
+    thousand). A zero is never kept (0.0 and -0.0 print apart) and a NaN is never found again."""
+
+    def __init__(self, gate_of):
+        super().__init__()
+        self.gate = gate_of
+        self.gates = {}
+
+    def gate_columns(self, count):
+        """The line rate, threshold and basis columns of ``count`` results of this gate (a new list, the same
+        tuples)."""
+        got = self.gates.get(count)
+        if got is None:
+            rate, threshold, _no_rate = self.gate
+            got = self.gates[count] = [
+                (value,) * count for value in (rate, threshold["threshold_gbps"], threshold["basis"])
+            ]
+        return list(got)
+
+    def __missing__(self, figure):
+        _rate, threshold, no_rate = self.gate
+        passed, failure_kind, failure = gate.judge_bandwidth(figure, threshold)
+        if passed and no_rate:
+            failure_kind, failure = "no_rate", no_rate
+        got = (failure_kind is None, failure_kind, failure)
+        if figure:
+            self[figure] = got
+        return got
 
 
 def _refused(join):
@@ -499,13 +829,13 @@ def join_checked(pairs, sides, rails, settings, side_files=()):
     merged into a result)."""
     with paused_gc():
         join = _Join(sides, side_files, rails, settings)
-        out = [join.result(row) for row in _rows(join, pairs)]
+        out = [join.result(row) for _count, columns in _chunks(join, pairs) for row in zip(*columns)]
         return out, _refused(join)
 
 
 def join_written(pairs, sides, rails, settings, dest, side_files=()):
     """(summary, failed results, refused): join_checked's, with the results written to ``dest`` as they are joined
-    instead of held, as rows (no dict per result but for those that failed). The file is resultfile.py's: a JSON
+    instead of held, as columns (no dict per result but for those that failed). The file is resultfile.py's: a JSON
     list of results, table-encoded when the pass plans more than resultfile.COMPACT_ABOVE of them. ``dest`` None
     writes nothing (check mode). ``side_files``: as index_sides's."""
     with paused_gc():
@@ -514,19 +844,19 @@ def join_written(pairs, sides, rails, settings, dest, side_files=()):
         count = [0]
 
         def counted():
-            for row in _rows(join, pairs):
-                count[0] += 1
-                if not row[_PASSED]:
-                    failed.append(join.result(row))
-                yield row
+            for number, columns in _chunks(join, pairs):
+                count[0] += number
+                if not all(columns[_PASSED]):
+                    failed.extend(join.result(row) for row in zip(*columns) if not row[_PASSED])
+                yield number, columns
 
         if dest is None:
-            for _row in counted():
+            for _chunk in counted():
                 pass
         else:
             pairs = list(pairs)  # read twice: counted here, joined below
             planned = sum(len(pair["rails"]) for pair in pairs)
-            resultfile.write_rows(dest, join.keys, counted(), compact=planned > resultfile.COMPACT_ABOVE)
+            resultfile.write_chunks(dest, join.keys, counted(), compact=planned > resultfile.COMPACT_ABOVE)
         counts = summary(failed)
         counts["results"] = count[0]
         return counts, failed, _refused(join)

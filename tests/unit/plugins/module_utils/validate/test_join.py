@@ -362,3 +362,171 @@ def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path
     index_got = join.index_sides(as_dicts, duplicates_got, side_files=files_read())
     assert repr(sorted(index_got.items())) == repr(sorted(index.items()))  # repr: a NaN figure equals no other
     assert sorted(duplicates) == sorted(duplicates_got)
+
+
+FIGURES = [392.0, 392.5, 180.0, 391.25]
+ODD_FIGURES = [392, None, float("nan"), -0.0, 0.0, -1.0, "392"]
+
+
+def mostly_clean_pass(seed):
+    """(pairs, sides, rails, settings) of a pass whose rounds mostly came back whole and clean, as a runner writes
+    them (a round's sides at once, their figures shared or as a column), with now and then what sends a pair or a
+    whole side file another way: a failed rail, a figure that is an int, None, NaN, -0.0 or 0.0, a rail the plan
+    gives no device or another rate, a round planned on fewer rails, a round written twice, a side missing."""
+    import random
+
+    rnd = random.Random(seed)
+    hosts = ["h%02d" % i for i in range(rnd.randint(3, 8))]
+    names = ["mlx5_%d:1" % r for r in range(4)]
+    rails_of = dict((h, [{"rail": n, "device": n[:6], "port": 1, "rate_gbps": 400.0} for n in names]) for h in hosts)
+    for h in hosts:
+        if rnd.random() < 0.1:
+            rails_of[h][rnd.randrange(4)][rnd.choice(["device", "port"])] = None
+        if rnd.random() < 0.1:
+            rails_of[h][rnd.randrange(4)]["rate_gbps"] = rnd.choice([200.0, 400, None])
+    pairs, sides = [], []
+    for number, (a, b) in enumerate(((a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :]), 1):
+        pair = {"round": number, "server": a, "client": b, "rails": names if rnd.random() > 0.05 else names[:2]}
+        if rnd.random() < 0.1:
+            pair["pass"] = rnd.choice([1, 2])
+        pairs.append(pair)
+        sides += round_sides(rnd, pair)
+    return pairs, sides, rails_of, dict(SETTINGS, bidirectional=rnd.choice([True, False]))
+
+
+def round_sides(rnd, pair):
+    """The sides of a pair's two rounds (mostly_clean_pass)."""
+    out = []
+    same = rnd.choice(FIGURES)
+    for role, host, peer in (("server", pair["server"], pair["client"]), ("client", pair["client"], pair["server"])):
+        if rnd.random() < 0.02:
+            continue  # the round never came back
+        for rail in pair["rails"]:
+            side = {"round": pair["round"], "role": role, "host": host, "peer": peer, "rail": rail, "device": rail[:6]}
+            side.update(port=1, failure_kind=None, failure=None, rc=0, elapsed_s=10.4, test="write")
+            side.update({"pass": pair["pass"]} if "pass" in pair else {})
+            if rnd.random() < 0.03:
+                side.update(failure_kind=rnd.choice(["connect", "port_busy"]), failure=rnd.choice([None, "x"]))
+            elif rnd.random() < 0.02:
+                side.update(failure="a sentence without a kind")
+            if role == "client":
+                bw = same if rnd.random() < 0.7 else rnd.choice(FIGURES)
+                side.update(bw_avg_gbps=rnd.choice(ODD_FIGURES) if rnd.random() < 0.03 else bw, bw_peak_gbps=0.0)
+            out.append(side)
+        if rnd.random() < 0.02:
+            out.extend(dict(s) for s in out[-len(pair["rails"]) :])  # the round written twice
+    return out
+
+
+def write_rounds(directory, sides, rnd):
+    """Each host's side file as a runner writes it: a round's sides at once (sidefiles.side_lines); now and then a
+    line written twice (a runner that ran a round again)."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    rounds = {}
+    for s in sides:
+        rounds.setdefault(s["host"], {}).setdefault(s["round"], []).append(s)
+    for host, by_round in rounds.items():
+        lines = [sidefiles.side_lines(by_round[r]) for r in sorted(by_round)]
+        if rnd.random() < 0.1:
+            lines.append(rnd.choice(lines))
+        with open(str(directory / (host + sidefiles.SIDES_SUFFIX)), "w") as handle:
+            handle.write("".join(lines))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_side_files_of_whole_rounds_join_at_once_as_an_item_and_a_row_at_a_time_join_them(tmp_path, monkeypatch, seed):
+    """A side file of runners' rounds is indexed at once (join._index_rounds), and a pair whose two rounds came back
+    whole and clean is made as columns (join._clean_chunk). Both give what indexing one item at a time and making a
+    row per rail give, and what the same sides given as dicts give: the same results, file, failures, refused sides
+    and index."""
+    import json
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile, sidefiles
+
+    import random
+
+    pairs, sides, rails_of, settings = mostly_clean_pass(seed)
+    write_rounds(tmp_path, sides, random.Random(seed))
+    read_back = [s for _path, items in sidefiles.iter_side_items(str(tmp_path)) for s in resultfile.expand_items(items)]
+    expected, refused = join.join_checked(pairs, read_back, rails_of, settings)
+    seen = {"files": 0, "pairs": 0}
+    index_rounds, clean_chunk = join._index_rounds, join._clean_chunk  # pylint: disable=protected-access
+
+    def counted_rounds(index, items):
+        done = index_rounds(index, items)
+        seen["files"] += done
+        return done
+
+    def counted_chunk(*args):
+        made = clean_chunk(*args)
+        seen["pairs"] += made is not None
+        return made
+
+    monkeypatch.setattr(join, "_index_rounds", counted_rounds)
+    monkeypatch.setattr(join, "_clean_chunk", counted_chunk)
+    monkeypatch.setattr(resultfile, "COMPACT_ABOVE", 0)
+    outcomes = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(join, "_index_rounds", lambda index, items: False)
+            monkeypatch.setattr(join._Join, "columnar", False)  # pylint: disable=protected-access
+        files = sidefiles.iter_side_items(str(tmp_path))
+        got, refused_got = join.join_checked(pairs, [], rails_of, settings, side_files=files)
+        assert json.dumps(got) == json.dumps(expected) and refused_got == refused
+        dest = tmp_path / ("results-%s.json" % fast)
+        counts, failed, refused_written = join.join_written(
+            pairs, [], rails_of, settings, str(dest), side_files=sidefiles.iter_side_items(str(tmp_path))
+        )
+        assert json.dumps(resultfile.read_results(str(dest)), sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert counts == join.summary(expected) and refused_written == refused
+        assert json.dumps(failed) == json.dumps([r for r in expected if not r["passed"]])
+        duplicates = []
+        index = join.index_sides([], duplicates, side_files=sidefiles.iter_side_items(str(tmp_path)))
+        outcomes.append((dest.read_text(), repr(sorted(index.items())), sorted(duplicates)))
+        if fast:  # the fast ways were taken (a side that came back twice makes every pair's rows one by one)
+            assert seen["files"] >= 1 and (seen["pairs"] >= 1 or duplicates)
+    assert outcomes[0] == outcomes[1]
+    duplicates = []
+    assert repr(sorted(join.index_sides(read_back, duplicates).items())) == outcomes[0][1]
+    assert sorted(duplicates) == outcomes[0][2]
+
+
+def test_a_zero_and_a_negative_zero_are_judged_apart(tmp_path):
+    """A figure's verdict is worked out once per distinct figure (join._Verdicts), but 0.0 and -0.0 are equal keys
+    that print apart: each pair's failure names its own, from side files as from dicts."""
+    import json
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    hosts = ["a", "b", "c", "d"]
+    r = rails(hosts)
+    p = planned(hosts, r)
+    sides = [ok_side(s, bw=(0.0, -0.0)[s["round"] % 2]) for ss in sides_of(p).values() for s in ss]
+    expected = join.join_pass(p["pairs"], sides, r, SETTINGS)
+    assert {"0.0", "-0.0"} == set(res["failure"].split(" ")[0] for res in expected)
+    write_rounds(tmp_path, sides, random.Random(1))
+    got = join.join_checked(p["pairs"], [], r, SETTINGS, side_files=sidefiles.iter_side_items(str(tmp_path)))[0]
+    assert json.dumps(got) == json.dumps(expected)
+
+
+@pytest.mark.parametrize("version", [2, "1", None])
+def test_a_side_file_with_a_table_item_of_another_version_is_refused_by_name(tmp_path, version):
+    """Indexing a side file at once (join._index_rounds) checks what resultfile.table_columns checks of each item:
+    a table item of another version is an error that names the file and the item, never read as this one."""
+    import json
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile, sidefiles
+
+    pairs, sides, rails_of, settings = mostly_clean_pass(1)
+    write_rounds(tmp_path, sides, random.Random(1))
+    path = sorted(tmp_path.iterdir())[0]
+    lines = path.read_text().splitlines()
+    item = json.loads(lines[1])
+    item["ibtune_table"] = version
+    lines[1] = json.dumps(item)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(resultfile.ResultsFileError, match=r"%s\[1\] is a table item of another version" % path.name):
+        join.join_checked(pairs, [], rails_of, settings, side_files=sidefiles.iter_side_items(str(tmp_path)))

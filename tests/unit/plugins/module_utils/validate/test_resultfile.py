@@ -160,22 +160,35 @@ def test_every_result_naming_a_host_holds_the_one_string_of_its_name(tmp_path):
     rows=st.integers(1, 5),
 )
 @example(keys=["bw"], data=None, rows=4)
-def test_results_given_as_rows_make_the_file_their_dicts_make(tmp_path_factory, keys, data, rows):
-    """The join writes its results as rows (a tuple of values per result, in the order of its keys): the file is
-    byte for byte the one the same results as dicts make, in either form, and reads back as those dicts."""
+def test_results_given_as_chunks_of_columns_make_the_file_their_dicts_make(tmp_path_factory, keys, data, rows):
+    """The join writes its results as chunks of columns (a pair's results: one sequence per key, in the order of
+    its keys): the file is byte for byte the one the same results as dicts make, in either form, however the
+    chunks cut them (empty chunks, and chunks across a table item's end, included), and reads back as those
+    dicts."""
     if data is None:
         values = [(0.0,), (-0.0,), (0.0,), (True,), (1,), (1.0,)]
+        sizes = [1, 0, 3, 2]
     else:
         values = data.draw(st.lists(st.tuples(*[CONFUSABLE] * len(keys)), max_size=12))
+        sizes = data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=4))
     dicts = [dict(zip(keys, row)) for row in values]
+
+    def chunks():
+        start, number = 0, 0
+        while start < len(values):
+            size = sizes[number % len(sizes)] or (0 if number < 8 else 1)
+            rows_of = values[start : start + size]
+            yield len(rows_of), (list(zip(*rows_of)) if rows_of else [()] * len(keys))
+            start, number = start + size, number + 1
+
     where = tmp_path_factory.mktemp("r")
     resultfile.TABLE_ROWS, saved = rows, resultfile.TABLE_ROWS
     try:
         for compact in (True, False):
-            resultfile.write_rows(str(where / "rows.json"), tuple(keys), iter(values), compact)
+            resultfile.write_chunks(str(where / "chunks.json"), tuple(keys), chunks(), compact)
             resultfile.write_results(str(where / "dicts.json"), iter(dicts), compact)
-            assert (where / "rows.json").read_text() == (where / "dicts.json").read_text()
-            back = resultfile.read_results(str(where / "rows.json"))
+            assert (where / "chunks.json").read_text() == (where / "dicts.json").read_text()
+            back = resultfile.read_results(str(where / "chunks.json"))
             assert back == dicts and typed(back) == typed(dicts)
     finally:
         resultfile.TABLE_ROWS = saved
