@@ -193,6 +193,7 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
     entries = dict((host, []) for host in rails)
     planned = []
     lonely = []
+    shared_rails = _SharedRails(order, by_name, own)
     for round_index, round_pairs in enumerate(rounds):
         round_no = round_index + 1
         first_port = tcp_port_for(base_tcp_port, round_index, 0, len(order))
@@ -200,18 +201,16 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
             server, client = entry[0], entry[1]
             # a retest entry [server, client, rails] runs on those rails only (the ones the subject failed on)
             only = entry[2] if len(entry) > 2 and entry[2] else None
-            srails = by_name.get(server, {})
-            crails = by_name.get(client, {})
-            common = [name for name in order if name in srails and name in crails and (only is None or name in only)]
+            common, sown, cown = shared_rails.common(server, client, only)
             if not common:
                 lonely.append({"server": server, "client": client, "round": round_no})
                 continue
-            planned.append({"pass": pass_no, "round": round_no, "server": server, "client": client, "rails": common})
-            entries[server].append(
-                [round_no, "server", client, None, first_port, None if common == own[server] else common]
+            planned.append(
+                {"pass": pass_no, "round": round_no, "server": server, "client": client, "rails": list(common)}
             )
+            entries[server].append([round_no, "server", client, None, first_port, None if sown else list(common)])
             entries[client].append(
-                [round_no, "client", server, addresses[server], first_port, None if common == own[client] else common]
+                [round_no, "client", server, addresses[server], first_port, None if cown else list(common)]
             )
     slices = dict(
         (
@@ -223,6 +222,30 @@ def slice_pass(rounds, rails, addresses, pass_no=1, base_tcp_port=18515, gid_ind
         for host in rails
     )
     return {"slices": slices, "pairs": planned, "rail_order": order, "no_common_rail": lonely}
+
+
+class _SharedRails:
+    """The rails two hosts have in common, worked out once per pair of rail sets (all_pairs at 1024 hosts plans
+    523,776 pairs over one or a few)."""
+
+    def __init__(self, order, by_name, own):
+        self.order, self.by_name, self.own = order, by_name, own
+        numbers = {}  # each distinct set of rails as a number: a key of two numbers hashes fast
+        self.sets = dict((host, numbers.setdefault(tuple(names), len(numbers))) for host, names in own.items())
+        self.held = {}
+
+    def common(self, server, client, only):
+        """(the rails of ``order`` both hold, among ``only`` when given; whether they are all the server's, whether
+        all the client's)."""
+        key = (self.sets.get(server, -1), self.sets.get(client, -1)) if only is None else None
+        got = self.held.get(key)
+        if got is None:
+            srails, crails = self.by_name.get(server, {}), self.by_name.get(client, {})
+            common = [n for n in self.order if n in srails and n in crails and (only is None or n in only)]
+            got = (common, common == self.own.get(server), common == self.own.get(client))
+            if key is not None and -1 not in key:
+                self.held[key] = got
+        return got
 
 
 def _slice_rails(mine, names, gid_index):
