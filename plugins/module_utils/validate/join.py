@@ -321,9 +321,8 @@ def _index_rounds(index, items):
     for number, shape in enumerate(zip(keys[1], map(tuple, names))):
         shapes.setdefault(shape, []).append(number)
     rails, sides = [None] * len(items), [None] * len(items)
-    columns = list(map(tuple, itertools.starmap(zip, rows)))
     for (slot, shape), numbers in shapes.items():
-        made = _shape_rounds(index, shape, _pick(consts, numbers), _pick(columns, numbers), slot == 0)
+        made = _shape_rounds(index, shape, _pick(consts, numbers), _pick(rows, numbers), slot == 0)
         if made is None:
             return False
         for number, rail, side in zip(numbers, *made):
@@ -333,8 +332,8 @@ def _index_rounds(index, items):
 
 
 def _whole_tables(items):
-    """(consts, column names, rows) of a side file's items when each is a table item of this version with rows of
-    its width (resultfile.table_columns' checks, for all at once); None otherwise."""
+    """(consts, column names, rows) of a side file's items when each is a table item of this version with a list of
+    rows (resultfile.table_columns' checks, for all at once; _shape_rounds checks the rows); None otherwise."""
     if not items or set(map(type, items)) != {dict}:
         return None
     try:
@@ -346,10 +345,6 @@ def _whole_tables(items):
     if versions.count(resultfile.TABLE_VERSION) != len(items) or not _all_of(dict, consts):
         return None
     if not (_all_of(list, names) and _all_of(list, tables)) or 0 in map(len, tables):
-        return None
-    rows = list(itertools.chain.from_iterable(tables))
-    widths = itertools.chain.from_iterable(map(itertools.repeat, map(len, names), map(len, tables)))
-    if not _all_of(list, rows) or list(map(len, rows)) != list(widths):
         return None
     return consts, names, tables
 
@@ -382,16 +377,22 @@ def _round_keys(shared, consts):
     return list(zip(passes, rounds, servers, clients)), slots
 
 
-def _shape_rounds(index, shape, consts, columns, server):
-    """(rails, sides) of the rounds of one role (``server``) and set of column names (``shape``), as _index_table
-    makes them; None where one holds what _index_table reads otherwise (a key of the round as a column, a name
-    twice, no rail column, a rail that is not a string)."""
+def _shape_rounds(index, shape, consts, tables, server):
+    """(rails, sides) of the rounds (``tables``: their rows) of one role (``server``) and set of column names
+    (``shape``), as _index_table makes them; None where one holds what _index_table reads otherwise or refuses (a
+    row that is not a list of the shape's width, a key of the round as a column, a name twice, no rail column, a
+    rail that is not a string)."""
     if not _ROUND_KEYS.isdisjoint(shape) or len(set(shape)) != len(shape) or "rail" not in shape:
         return None
+    rows = list(itertools.chain.from_iterable(tables))
+    if not _all_of(list, rows) or set(map(len, rows)) != {len(shape)}:
+        return None
+    columns = list(map(tuple, itertools.starmap(zip, tables)))
     by_name = {}
     for at, name in enumerate(shape):
         values = list(map(operator.itemgetter(at), columns))
-        if _all_of(str, itertools.chain.from_iterable(values)):  # one tuple per distinct column of strings
+        # one tuple per distinct column of strings (a column's first value tells one that cannot be)
+        if values[0][0].__class__ is str and _all_of(str, itertools.chain.from_iterable(values)):
             values = list(map(index.columns.setdefault, values, values))
         elif name == "rail":
             return None

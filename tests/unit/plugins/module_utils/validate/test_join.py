@@ -1,5 +1,7 @@
 """Joining server and client sides into pair results: root causes, absence, and the one gate."""
 
+import re
+
 import pytest
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.perftest import gate
@@ -511,10 +513,20 @@ def test_a_zero_and_a_negative_zero_are_judged_apart(tmp_path):
     assert json.dumps(got) == json.dumps(expected)
 
 
-@pytest.mark.parametrize("version", [2, "1", None])
-def test_a_side_file_with_a_table_item_of_another_version_is_refused_by_name(tmp_path, version):
+@pytest.mark.parametrize(
+    "spoil, words",
+    [
+        (lambda item: item.update(ibtune_table=2), r"\[1\] is a table item of another version"),
+        (lambda item: item.update(ibtune_table="1"), r"\[1\] is a table item of another version"),
+        (lambda item: item.update(ibtune_table=None), r"\[1\] is a table item of another version"),
+        (lambda item: item["rows"][2].pop(), r"\[1\] row 2 does not hold the \d columns"),
+        (lambda item: item["rows"][0].append(1), r"\[1\] row 0 does not hold the \d columns"),
+        (lambda item: item["rows"].__setitem__(1, "x"), r"\[1\] row 1 does not hold the \d columns"),
+    ],
+)
+def test_a_side_file_with_a_spoiled_table_item_is_refused_by_name(tmp_path, spoil, words):
     """Indexing a side file at once (join._index_rounds) checks what resultfile.table_columns checks of each item:
-    a table item of another version is an error that names the file and the item, never read as this one."""
+    a table item of another version, or a row not of its width, is an error that names the file and the item."""
     import json
     import random
 
@@ -525,8 +537,8 @@ def test_a_side_file_with_a_table_item_of_another_version_is_refused_by_name(tmp
     path = sorted(tmp_path.iterdir())[0]
     lines = path.read_text().splitlines()
     item = json.loads(lines[1])
-    item["ibtune_table"] = version
+    spoil(item)
     lines[1] = json.dumps(item)
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(resultfile.ResultsFileError, match=r"%s\[1\] is a table item of another version" % path.name):
+    with pytest.raises(resultfile.ResultsFileError, match=re.escape(path.name) + words):
         join.join_checked(pairs, [], rails_of, settings, side_files=sidefiles.iter_side_items(str(tmp_path)))
