@@ -20,7 +20,12 @@ import itertools
 import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, failed_indices, row_reader
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
+    columns_of,
+    end_groups,
+    failed_indices,
+    row_reader,
+)
 
 # pair results; below, every output lists every pair (the same size as the results files go compact above)
 AGGREGATE_ABOVE = resultfile.COMPACT_ABOVE
@@ -46,16 +51,6 @@ def _figures(kinds, bws, lats):
     if "latency" not in kinds:
         return bws
     return list(map(operator.getitem, zip(bws, lats), map(operator.eq, kinds, itertools.repeat("latency"))))
-
-
-def _end_groups(servers, server_devices, clients, client_devices, tests):
-    """({(host, device, test): its first end}, [the first end of each end's group]) over every result's two ends,
-    its server's (2 x index) then its client's (2 x index + 1): the number of a group's first end names the group
-    (in C: 8.4 M ends at 1024 hosts x 8 rails all_pairs, each (host, device, test) made once, no tuple held per
-    end), and the groups are in the order they are first met."""
-    ends = itertools.chain.from_iterable(zip(zip(servers, server_devices, tests), zip(clients, client_devices, tests)))
-    first = {}
-    return first, list(map(first.setdefault, ends, itertools.count()))
 
 
 def _values_by_group(groups, ends, figures):
@@ -92,7 +87,7 @@ def by_host_rail(results):
         results, "server", "server_device", "client", "client_device", "test", "kind", "passed", "bw_avg_gbps",
         "t_typical_us",
     )  # fmt: skip
-    first, ends = _end_groups(servers, server_devices, clients, client_devices, tests)
+    first, ends = end_groups(zip(servers, server_devices, tests), zip(clients, client_devices, tests))
     figures = _figures(kinds, bws, lats)
     floats = set(map(type, figures)) <= {float, type(None)}  # then float() of each changes nothing
     nan = any(map(operator.ne, figures, figures))  # in C: only a NaN differs from itself

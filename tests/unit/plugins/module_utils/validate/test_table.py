@@ -302,6 +302,59 @@ def plane_state(planes):
     )
 
 
+def planes_by_loop(results, exclude_hosts=()):
+    """localize.build_planes as it was first written over columns (a passed first-pass result's ends added to each
+    other's partners a result at a time): the spec of the one that groups the ends in C."""
+    planes = {}
+    columns = T.columns_of(
+        results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device"
+    )
+    for index, (kind, rail, passed, pass_no, server, client, sdev, cdev) in enumerate(zip(*columns)):
+        key = (kind or "bandwidth", rail)
+        plane = planes.get(key)
+        if plane is None:
+            plane = planes[key] = localize.Plane(key)
+        if passed and (pass_no or 1) == 1:
+            for host, partner, device in ((server, client, sdev), (client, server, cdev)):
+                if host not in plane.ok:
+                    plane.ok[host] = set()
+                    plane.devices[host] = device
+                plane.ok[host].add(partner)
+        elif server and client:
+            res = T.row_reader(results)(index)
+            if localize.implicates_link(res, exclude_hosts):
+                plane.add(res)
+    return planes
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_planes_grouped_in_c_are_the_planes_the_loop_over_results_built(seed):
+    """build_planes against the loop it replaces: passed, failed and retested (pass 2, pass None) results, results
+    without a kind, a host whose first result on a rail failed on another device than its first passed one (the
+    passed one's device is the host's), clients on other devices than their servers, excluded hosts, promoted
+    results; the planes in the order first met."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        roll = rnd.random()
+        if roll < 0.1:
+            res["kind"] = None
+        elif roll < 0.15:
+            res["pass"] = None
+        elif roll < 0.25 and not res["passed"]:
+            res["server_device"] = "other"
+        elif roll < 0.5:
+            res["client_device"] = "c%s" % res["client_device"]  # a client's device is not its server's
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    for index in rnd.sample(range(len(dicts)), min(4, len(dicts))):
+        table.promote(index).update(passed=False, failure="by hand", failure_kind="below_threshold")
+    for results in (table, list(table), [r for r in table if (r["pass"] or 1) == 1]):
+        for exclude in ((), frozenset(["h1"])):
+            got, spec = localize.build_planes(results, exclude), planes_by_loop(results, exclude)
+            assert list(got) == list(spec) and plane_state(got) == plane_state(spec)
+            assert all(list(p.retests) == list(spec[k].retests) for k, p in got.items())
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_steps_over_columns_decide_what_they_decided_over_dicts(seed):
     """by_host_rail, the planes localisation starts from, the rails each host had measured, the line rate and the
