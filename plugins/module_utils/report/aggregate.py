@@ -17,9 +17,15 @@ __metaclass__ = type
 
 import collections
 import itertools
+import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, failed_indices, row_reader
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
+    columns_of,
+    end_groups,
+    failed_indices,
+    row_reader,
+)
 
 # pair results; below, every output lists every pair (the same size as the results files go compact above)
 AGGREGATE_ABOVE = resultfile.COMPACT_ABOVE
@@ -39,6 +45,40 @@ def _median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
 
 
+def _figures(kinds, bws, lats):
+    """Each result's figure: t_typical_us for a latency result, bw_avg_gbps for any other (in C: of (bw, lat), a
+    latency result's index True, any other's False)."""
+    if "latency" not in kinds:
+        return bws
+    return list(map(operator.getitem, zip(bws, lats), map(operator.eq, kinds, itertools.repeat("latency"))))
+
+
+def _values_by_group(groups, ends, figures):
+    """{group: [figures of its ends]}: each result's figure at its server's end, then at its client's, None left out
+    (the order within a group is of no account: min and median). The appends run in C: map over list.append,
+    drained by a deque that keeps nothing."""
+    values = dict((group, []) for group in groups)
+    present = list(map(operator.is_not, figures, itertools.repeat(None)))
+    kept = figures if all(present) else list(itertools.compress(figures, present))
+    for side in (ends[0::2], ends[1::2]):
+        side = side if kept is figures else itertools.compress(side, present)
+        collections.deque(map(list.append, map(values.__getitem__, side), kept), maxlen=0)
+    return values
+
+
+def _worst_and_median(numbers, kind, nan):
+    """(the lowest figure, the highest for latency; the median) of ``numbers`` (sorted in place)."""
+    if not numbers:
+        return None, None
+    if nan:  # sorting does not order a NaN: min and max as they always were
+        worst = max(numbers) if kind == "latency" else min(numbers)
+        return worst, _median(numbers)
+    numbers.sort()
+    mid = len(numbers) // 2
+    median = numbers[mid] if len(numbers) % 2 else (numbers[mid - 1] + numbers[mid]) / 2.0
+    return numbers[-1] if kind == "latency" else numbers[0], median
+
+
 def by_host_rail(results):
     """[{host, device, test, kind, pairs, failing: [result], failed, worst, median}] sorted by host, device, test:
     every pair result counted at both of its ends (its server's and its client's device). ``results``: dicts or a
@@ -47,51 +87,34 @@ def by_host_rail(results):
         results, "server", "server_device", "client", "client_device", "test", "kind", "passed", "bw_avg_gbps",
         "t_typical_us",
     )  # fmt: skip
-    count = len(servers)
-
-    def ends(reverse=False):  # each end's (host, device, test), made as they are read (no list of millions)
-        order = reversed if reverse else iter
-        return (
-            zip(order(servers), order(server_devices), order(tests)),
-            zip(order(clients), order(client_devices), order(tests)),
-        )
-
-    # each group's first result (its server end before its client end): the kind it is reported as
-    last_servers, last_clients = ends(reverse=True)
-    first = dict(zip(last_clients, itertools.count(2 * count - 1, -2)))  # the last write is the first end: in C
-    for key, index in dict(zip(last_servers, itertools.count(2 * count - 2, -2))).items():
-        if index < first.get(key, index + 1):
-            first[key] = index
-    figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
-    values = dict((key, []) for key in first)
-    pairs = collections.Counter()
-    for side in ends():
-        for key, value in zip(side, figures):
-            if value is not None:
-                values[key].append(value)
-    for side in ends():
-        pairs.update(side)  # in C
-    failing = dict((key, []) for key in first)
+    first, ends = end_groups(zip(servers, server_devices, tests), zip(clients, client_devices, tests))
+    figures = _figures(kinds, bws, lats)
+    floats = set(map(type, figures)) <= {float, type(None)}  # then float() of each changes nothing
+    nan = any(map(operator.ne, figures, figures))  # in C: only a NaN differs from itself
+    values = _values_by_group(first.values(), ends, figures)
+    pairs = collections.Counter(ends)  # in C
+    failing = dict((group, []) for group in first.values())
     row = row_reader(results)
     for index in failed_indices(passed):
         res = row(index)
-        failing[(servers[index], server_devices[index], tests[index])].append(res)
-        failing[(clients[index], client_devices[index], tests[index])].append(res)
+        failing[ends[2 * index]].append(res)
+        failing[ends[2 * index + 1]].append(res)
     out = []
-    for key in sorted(first, key=lambda k: tuple(str(p) for p in k)):
-        kind = kinds[first[key] // 2] or "bandwidth"
-        numbers = [float(v) for v in values[key]]
+    for key in sorted(first, key=lambda k: tuple(str(p) for p in k)):  # stable: groups first met first
+        group = first[key]
+        kind = kinds[group // 2] or "bandwidth"
+        worst, median = _worst_and_median(values[group] if floats else list(map(float, values[group])), kind, nan)
         out.append(
             {
                 "host": key[0],
                 "device": key[1],
                 "test": key[2],
                 "kind": kind,
-                "pairs": pairs[key],
-                "failing": failing[key],
-                "failed": len(failing[key]),
-                "worst": (max(numbers) if kind == "latency" else min(numbers)) if numbers else None,
-                "median": _median(numbers),
+                "pairs": pairs[group],
+                "failing": failing[group],
+                "failed": len(failing[group]),
+                "worst": worst,
+                "median": median,
             }
         )
     return out

@@ -51,6 +51,8 @@ def _same(column):
     """Whether every value of a column is the first's: equal, of the same scalar type, and (a zero) of the same
     sign. list.count and the set of types run in C: this is per key, not per value, in Python."""
     first = column[0]
+    if column[-1] != first or column[len(column) // 2] != first:  # most columns vary: told apart without a pass
+        return False
     if _is_nan(first) or column.count(first) != len(column):  # NaN: list.count would match it by identity only
         return False
     types = set(map(type, column))
@@ -118,35 +120,67 @@ def table_items_of(table):
     """table_items for a ResultTable: the same items, cut from its columns (ResultTable.windows) instead of a dict
     per result. A window's adjacent segments with the same keys are one run, as _batch_items makes them."""
     for window in table.windows(TABLE_ROWS):
-        runs = []
-        for keys, const, columns, count in window:
-            if runs and runs[-1][0] == keys:  # the same keys: one run (its shared values as columns again)
-                last = runs[-1]
-                for key in keys:
-                    last[2][key] = _values(last, key) + _values((keys, const, columns, count), key)
-                last[1] = {}
-                last[3] += count
-            else:
-                runs.append([keys, const, columns, count])
-        for keys, const, columns, count in runs:
-            if TABLE_KEY in keys:
+        for run in _same_key_runs(window):
+            if TABLE_KEY in run[0][0]:
                 raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
-            if count == 1:
-                res = dict(const)
-                res.update((k, values[0]) for k, values in columns.items())
-                yield res
-            else:  # a block's shared values are shared by any run of it (_same holds): only the others are checked
-                columns = dict(columns)
-                columns.update((k, [v] * count) for k, v in const.items() if _is_nan(v))  # never shared (_same)
-                names = sorted(columns)
-                item = _columns_table(names, [columns[k] for k in names], count)
-                item["const"].update((k, v) for k, v in const.items() if k not in columns)
-                yield item
+            yield _segment_item(run[0]) if len(run) == 1 else _run_item(run)
 
 
-def _values(segment, key):
-    keys, const, columns, count = segment
-    return list(columns[key]) if key in columns else [const[key]] * count
+def _same_key_runs(window):
+    """The segments of a window as runs (lists) of adjacent segments with the same keys."""
+    runs = []
+    for segment in window:
+        if runs and runs[-1][0][0] == segment[0]:
+            runs[-1].append(segment)
+        else:
+            runs.append([segment])
+    return runs
+
+
+def _segment_item(segment):
+    """The item of one segment (keys, const, columns, count): its dict when it holds one result, else its table
+    item. A block's shared values are shared by any run of it (_same holds): only its columns are checked (the
+    slices windows cut, taken as they are)."""
+    _keys, const, columns, count = segment
+    if count == 1:
+        res = dict(const)
+        res.update((k, values[0]) for k, values in columns.items())
+        return res
+    columns = dict(columns)
+    columns.update((k, [v] * count) for k, v in const.items() if _is_nan(v))  # never shared (_same)
+    item = _varying_table(columns, count)
+    item["const"].update((k, v) for k, v in const.items() if k not in columns)
+    return item
+
+
+def _run_item(run):
+    """The table item of a run of segments with the same keys (a block cut by promoted results): each key's values
+    joined once, a shared value repeated, so that _same decides over the whole run."""
+    count = sum(segment[3] for segment in run)
+    columns = {}
+    for key in run[0][0]:
+        values = []
+        for _keys, const, segment_columns, number in run:
+            if key in segment_columns:
+                values.extend(segment_columns[key])
+            else:
+                values.extend([const[key]] * number)
+        columns[key] = values
+    return _varying_table(columns, count)
+
+
+def _varying_table(columns, count):
+    """_columns_table of {key: values} (lists or tuples of ``count`` values, not copied) in key order."""
+    const, names, varying = {}, [], []
+    for key in sorted(columns):
+        column = columns[key]
+        if _same(column):
+            const[key] = column[0]
+        else:
+            names.append(key)
+            varying.append(column)
+    rows = list(zip(*varying)) if varying else [()] * count
+    return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
 
 
 def _batch_items(batch):

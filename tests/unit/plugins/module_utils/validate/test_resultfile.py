@@ -1,12 +1,14 @@
 """A list of pair results on disk: the plain form up to COMPACT_ABOVE, the table form above, read back the same."""
 
 import json
+import math
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
 
 
 def result(server, client, rail, round_no, bw, **extra):
@@ -204,3 +206,107 @@ def test_results_with_the_same_keys_in_another_order_are_one_run(tmp_path):
     results[3]["extra"] = 1  # another set of keys: a run of its own (here, one result: a plain dict)
     path, back = write_read(tmp_path, results)
     assert back == results and [("ibtune_table" in item) for item in json.loads(path.read_text())] == [True, False]
+
+
+NAN = float("nan")
+
+
+def is_nan(value):
+    return isinstance(value, float) and math.isnan(value)
+
+
+def same_spec(column):
+    """resultfile._same as it was written first (every value counted and typed): the spec of the one that tells a
+    varying column by its ends and middle first."""
+    first = column[0]
+    if is_nan(first) or column.count(first) != len(column):
+        return False
+    types = set(map(type, column))
+    if len(types) != 1 or types.pop() not in (str, int, float, bool, type(None)):
+        return False
+    return first != 0.0 or not isinstance(first, float) or len(set(map(repr, column))) == 1
+
+
+ANY_VALUE = st.one_of(SCALARS, st.just(NAN), st.just([1, 2]), st.just({"a": 1}))
+
+
+@settings(max_examples=400, deadline=None)
+@given(column=st.lists(ANY_VALUE, min_size=1, max_size=9), repeat=st.integers(1, 3))
+@example(column=[0.0, -0.0, 0.0], repeat=1)
+@example(column=[NAN], repeat=3)
+@example(column=[True, 1, True], repeat=1)
+def test_a_column_is_shared_exactly_when_the_first_written_rule_shared_it(column, repeat):
+    column = column * repeat  # the same objects again: a NaN is list.count's by identity
+    assert resultfile._same(column) == same_spec(column)  # pylint: disable=protected-access
+    assert resultfile._same(tuple(column)) == same_spec(column)  # pylint: disable=protected-access
+
+
+def table_items_of_spec(table):
+    """resultfile.table_items_of as it was written first (a run's columns joined again for each segment added):
+    the spec of the one that joins each key's values once."""
+    for window in table.windows(resultfile.TABLE_ROWS):
+        runs = []
+        for keys, const, columns, count in window:
+            if runs and runs[-1][0] == keys:
+                last = runs[-1]
+                for key in keys:
+                    last[2][key] = spec_values(last, key) + spec_values((keys, const, columns, count), key)
+                last[1] = {}
+                last[3] += count
+            else:
+                runs.append([keys, const, columns, count])
+        for _keys, const, columns, count in runs:
+            if count == 1:
+                res = dict(const)
+                res.update((k, values[0]) for k, values in columns.items())
+                yield res
+            else:
+                columns = dict(columns)
+                columns.update((k, [v] * count) for k, v in const.items() if is_nan(v))
+                names = sorted(columns)
+                item = resultfile._columns_table(names, [columns[k] for k in names], count)  # pylint: disable=protected-access
+                item["const"].update((k, v) for k, v in const.items() if k not in columns)
+                yield item
+
+
+def spec_values(segment, key):
+    _keys, const, columns, count = segment
+    return list(columns[key]) if key in columns else [const[key]] * count
+
+
+# a block's shared values (ResultTable.add_columns const): confusable, NaN and not scalars among them (a list is
+# shared as the block holds it, as it always was; a NaN never is)
+SHARED = st.dictionaries(st.sampled_from(["test", "bw_peak_gbps", "note", "port", "passed"]), ANY_VALUE, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    blocks=st.lists(st.tuples(SHARED, st.lists(st.tuples(SCALARS, SCALARS), min_size=1, max_size=9)), max_size=4),
+    changes=st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["bw", "x", "peer_median"]), SCALARS)),
+    rows=st.sampled_from([2, 3, 5, 4096]),
+)
+def test_a_table_writes_the_items_the_first_written_loop_made_whatever_its_blocks_share_and_results_hold(
+    blocks, changes, rows
+):
+    """table_items_of (a block's shared values taken as shared, a block cut by promoted results with the same keys
+    joined again) against the loop it replaces, and, where a block shares scalars only, against table_items over
+    the same results as dicts: the same text, byte for byte."""
+    table = ResultTable()
+    for shared, values in blocks:
+        names = [k for k in ("bw", "x") if k not in shared]
+        columns = [[pair[i] for pair in values] for i in range(len(names))]
+        table.add_columns(shared, names, columns, len(values))
+    for index, key, value in changes:
+        if index < len(table):
+            table.promote(index)[key] = value  # "bw": the same keys (one run with its block), the others new keys
+    resultfile.TABLE_ROWS, saved = rows, resultfile.TABLE_ROWS
+    try:
+        got = "".join(resultfile.results_chunks(table, True))
+        assert got == "".join(
+            resultfile.files.json_list_chunks(table_items_of_spec(table), 4, sort_keys=True, separators=(",", ":"))
+        )
+        scalars = (str, int, float, bool, type(None))
+        if all(type(v) in scalars and not is_nan(v) for shared, _values in blocks for v in shared.values()):
+            assert got == "".join(resultfile.results_chunks(list(table), True))
+    finally:
+        resultfile.TABLE_ROWS = saved

@@ -211,6 +211,77 @@ def per_dict_by_host_rail(results):
     return out
 
 
+def columns_by_host_rail(results):
+    """aggregate.by_host_rail as it was first written over columns (a dict of (host, device, test) lists filled a
+    result at a time, server ends then client ends): the spec of the one filled in C."""
+    servers, server_devices, clients, client_devices, tests, kinds, passed, bws, lats = T.columns_of(
+        results, "server", "server_device", "client", "client_device", "test", "kind", "passed", "bw_avg_gbps",
+        "t_typical_us",
+    )  # fmt: skip
+    figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
+    groups = {}
+    for index in range(len(servers)):
+        for key in ((servers[index], server_devices[index], tests[index]), (clients[index], client_devices[index],
+                                                                              tests[index])):  # fmt: skip
+            groups.setdefault(key, [kinds[index] or "bandwidth", 0, [], []])[1] += 1
+    for side in ((servers, server_devices), (clients, client_devices)):
+        for key, value in zip(zip(side[0], side[1], tests), figures):
+            if value is not None:
+                groups[key][3].append(value)
+    for index in T.failed_indices(passed):
+        res = T.row_reader(results)(index)
+        groups[(servers[index], server_devices[index], tests[index])][2].append(res)
+        groups[(clients[index], client_devices[index], tests[index])][2].append(res)
+    out = []
+    for key in sorted(groups, key=lambda k: tuple(str(p) for p in k)):
+        kind, pairs, failing, values = groups[key]
+        numbers = [float(v) for v in values]
+        out.append(
+            {"host": key[0], "device": key[1], "test": key[2], "kind": kind, "pairs": pairs, "failing": failing,
+             "failed": len(failing), "median": aggregate._median(numbers),  # pylint: disable=protected-access
+             "worst": (max(numbers) if kind == "latency" else min(numbers)) if numbers else None}
+        )  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_by_host_rail_in_c_sums_up_what_the_loops_over_results_summed_up(seed):
+    """by_host_rail (each end's group and its figures gathered in C) against the loop over columns it replaces and
+    the per-dict spec: bandwidth and latency results, figures missing (None) or given as int, results without a kind,
+    a second test on some results, failed results promoted (the peer gate) and changed by hand."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        roll = rnd.random()
+        if roll < 0.1:
+            res["kind"] = None
+        elif roll < 0.2 and not res["passed"]:  # a failed result may have no figure
+            res["bw_avg_gbps" if res["kind"] != "latency" else "t_typical_us"] = None
+        elif roll < 0.25:
+            res["test"] = "read"
+        elif roll < 0.3 and res["kind"] == "latency":
+            res["t_typical_us"] = rnd.choice([3, 2.5])
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    peer.peer_gate(table, 0.99)
+    for index in rnd.sample(range(len(dicts)), min(5, len(dicts))):
+        table.promote(index).update(passed=False, failure="by hand", failure_kind="below_threshold", bw_avg_gbps=None)
+    rows = list(table)
+    assert aggregate.by_host_rail(table) == columns_by_host_rail(table) == per_dict_by_host_rail(rows)
+    assert aggregate.by_host_rail(rows) == columns_by_host_rail(rows)
+    assert any(e["kind"] == "latency" for e in aggregate.by_host_rail(table))
+
+
+def test_by_host_rail_takes_the_lowest_and_the_median_as_ever_when_a_figure_is_nan():
+    """A NaN figure (a list of dicts not normalised) is not ordered by sorting: min and the median of the values
+    in their order, as the loop over columns took them."""
+    results = [
+        {"server": "a", "client": "b", "test": "write", "kind": "bandwidth", "passed": True, "bw_avg_gbps": bw}
+        for bw in (392.0, math.nan, 180.0, 390.0)
+    ]
+    assert text(aggregate.by_host_rail(results)) == text(columns_by_host_rail(results))  # NaN is not == NaN
+    assert aggregate.by_host_rail(results)[0]["worst"] == 180.0
+
+
 def per_dict_rails_measured(results):
     flags = {}
     for res in results:
@@ -229,6 +300,59 @@ def plane_state(planes):
         (key, (p.ok, p.bad, p.failed, p.retests, p.devices, p.roles, p.process, p.process_pairs))
         for key, p in planes.items()
     )
+
+
+def planes_by_loop(results, exclude_hosts=()):
+    """localize.build_planes as it was first written over columns (a passed first-pass result's ends added to each
+    other's partners a result at a time): the spec of the one that groups the ends in C."""
+    planes = {}
+    columns = T.columns_of(
+        results, "kind", "rail", "passed", "pass", "server", "client", "server_device", "client_device"
+    )
+    for index, (kind, rail, passed, pass_no, server, client, sdev, cdev) in enumerate(zip(*columns)):
+        key = (kind or "bandwidth", rail)
+        plane = planes.get(key)
+        if plane is None:
+            plane = planes[key] = localize.Plane(key)
+        if passed and (pass_no or 1) == 1:
+            for host, partner, device in ((server, client, sdev), (client, server, cdev)):
+                if host not in plane.ok:
+                    plane.ok[host] = set()
+                    plane.devices[host] = device
+                plane.ok[host].add(partner)
+        elif server and client:
+            res = T.row_reader(results)(index)
+            if localize.implicates_link(res, exclude_hosts):
+                plane.add(res)
+    return planes
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_planes_grouped_in_c_are_the_planes_the_loop_over_results_built(seed):
+    """build_planes against the loop it replaces: passed, failed and retested (pass 2, pass None) results, results
+    without a kind, a host whose first result on a rail failed on another device than its first passed one (the
+    passed one's device is the host's), clients on other devices than their servers, excluded hosts, promoted
+    results; the planes in the order first met."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        roll = rnd.random()
+        if roll < 0.1:
+            res["kind"] = None
+        elif roll < 0.15:
+            res["pass"] = None
+        elif roll < 0.25 and not res["passed"]:
+            res["server_device"] = "other"
+        elif roll < 0.5:
+            res["client_device"] = "c%s" % res["client_device"]  # a client's device is not its server's
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    for index in rnd.sample(range(len(dicts)), min(4, len(dicts))):
+        table.promote(index).update(passed=False, failure="by hand", failure_kind="below_threshold")
+    for results in (table, list(table), [r for r in table if (r["pass"] or 1) == 1]):
+        for exclude in ((), frozenset(["h1"])):
+            got, spec = localize.build_planes(results, exclude), planes_by_loop(results, exclude)
+            assert list(got) == list(spec) and plane_state(got) == plane_state(spec)
+            assert all(list(p.retests) == list(spec[k].retests) for k, p in got.items())
 
 
 @pytest.mark.parametrize("seed", SEEDS)
