@@ -350,9 +350,9 @@ def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
     if not set(map(type, passed)) <= {bool}:
         return False
     failed = list(map(operator.not_, passed))
-    if any(failed):
-        for flag, text, kind in zip(failed, failure, failure_kind):
-            if flag and (text.__class__ is not str or text == "" or kind.__class__ is not str or kind == ""):
+    if any(failed):  # the failed results' sentences and kinds, in C
+        for texts in (list(itertools.compress(failure, failed)), list(itertools.compress(failure_kind, failed))):
+            if set(map(type, texts)) != {str} or "" in texts:
                 return False
     if not all(failed):
         ok = list(map(operator.not_, failed))
@@ -376,6 +376,10 @@ def _rates_ok(bw, rate):
     if not set(map(type, rate)) <= {float, _NONE}:
         return False
     margin = 1.0 + _results.LINE_RATE_MARGIN
+    rates = set(rate)
+    if len(rates) == 1 and None not in rates:  # one rate for the block (the common case): in C
+        figures = itertools.compress(bw, map(operator.is_not, bw, itertools.repeat(None)))
+        return all(map(operator.le, figures, itertools.repeat(rates.pop() * margin)))
     return all(r is None or v is None or v <= r * margin for v, r in zip(bw, rate))
 
 
@@ -410,15 +414,22 @@ def block_clean(const, columns, count):
     )
 
 
+class _EndTexts(dict):
+    """{(host, device): the text of that link end (results.link_end)}, each made the first time it is asked for."""
+
+    def __missing__(self, key):
+        text = self[key] = _results.link_end(*key)
+        return text
+
+
 def links(server, server_device, client, client_device):
-    """The link (results._link_of) of every result: each distinct end's text made once, the rest in C."""
-    ends = {}
-    for pair in itertools.chain(set(zip(server, server_device)), set(zip(client, client_device))):
-        ends[pair] = _results.link_end(*pair)
-    first = list(map(ends.__getitem__, zip(server, server_device)))
-    second = list(map(ends.__getitem__, zip(client, client_device)))
-    low, high = map(min, first, second), map(max, first, second)
-    return list(map(operator.add, map(operator.add, low, itertools.repeat("<->")), high))
+    """The link (results._link_of) of every result: each distinct end's text made once (a dict lookup per end, in
+    C), the lower end first. The ends are ordered and joined in a comprehension: twice as fast as map(min),
+    map(max) and two concatenations in C (the builtin min and max parse their arguments for each call)."""
+    ends = _EndTexts()
+    firsts = map(ends.__getitem__, zip(server, server_device))
+    seconds = map(ends.__getitem__, zip(client, client_device))
+    return [a + "<->" + b if a <= b else b + "<->" + a for a, b in zip(firsts, seconds)]
 
 
 def normalize_table(table):

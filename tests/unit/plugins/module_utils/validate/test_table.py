@@ -483,6 +483,56 @@ def test_groups_are_numbered_by_their_first_result_as_a_dict_of_tuples_numbers_t
     assert T.end_groups(kinds, rails) == (ends, spec)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_links_ordered_in_a_comprehension_are_the_links_min_and_max_made(seed):
+    """links against the maps over min and max it replaces: ends without a device, equal ends (a host with itself),
+    ends that order either way, one end's text a prefix of the other's."""
+    rnd = random.Random(seed)
+    size = rnd.randrange(0, 40)
+    ends = [(rnd.choice(["a", "b", "ab", "b0"]), rnd.choice([None, "", "mlx5_0", "mlx5_1"])) for _i in range(2 * size)]
+    server, server_device = [e[0] for e in ends[:size]], [e[1] for e in ends[:size]]
+    client, client_device = [e[0] for e in ends[size:]], [e[1] for e in ends[size:]]
+    first = [R.link_end(h, d) for h, d in zip(server, server_device)]
+    second = [R.link_end(h, d) for h, d in zip(client, client_device)]
+    spec = [min(a, b) + "<->" + max(a, b) for a, b in zip(first, second)]
+    assert T.links(server, server_device, client, client_device) == spec
+
+
+def rates_ok_by_loop(bw, rate):
+    """table._rates_ok's check as it was first written (a figure and its rate at a time): the spec."""
+    if set(rate) == {None}:
+        return True
+    if not set(map(type, rate)) <= {float, type(None)}:
+        return False
+    return all(r is None or v is None or v <= r * (1.0 + R.LINE_RATE_MARGIN) for v, r in zip(bw, rate))
+
+
+def failures_ok_by_loop(passed, failure, failure_kind):
+    """The failed results' half of table._verdicts_ok as it was first written (a result at a time): the spec."""
+    for ok, text, kind in zip(passed, failure, failure_kind):
+        if not ok and (text.__class__ is not str or text == "" or kind.__class__ is not str or kind == ""):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_blocks_rates_and_failures_checked_in_c_are_what_the_loops_checked(seed):
+    """_rates_ok (one rate for the block, NaN, -0.0, several rates, none) and the failed results' sentences and
+    kinds of _verdicts_ok (missing, empty, not text) against the loops they replace."""
+    rnd = random.Random(seed)
+    size = rnd.randrange(1, 12)
+    rates = rnd.choice([[400.0], [400.0, 200.0], [None], [None, 400.0], [math.nan], [-0.0], [400]])
+    bw = [rnd.choice([None, 392.0, 410.0, 450.0, 180.0, math.nan, 0.0]) for _i in range(size)]
+    rate = [rnd.choice(rates) for _i in range(size)]
+    assert T._rates_ok(bw, rate) == rates_ok_by_loop(bw, rate)  # pylint: disable=protected-access
+    passed = [rnd.random() < 0.5 for _i in range(size)]
+    failure = [None if ok else rnd.choice(["slow", "", None, 3]) for ok in passed]
+    failure_kind = [None if ok else rnd.choice(["below_threshold", "", None]) for ok in passed]
+    figures, limits = [392.0] * size, [360.0] * size
+    verdicts = T._verdicts_ok(passed, failure, failure_kind, figures, limits)  # pylint: disable=protected-access
+    assert verdicts == failures_ok_by_loop(passed, failure, failure_kind)
+
+
 def test_links_are_the_dict_paths_links_and_a_nan_never_counts_as_a_clean_figure():
     ends = (["b", "a", "a"], ["mlx5_0", None, "mlx5_1"], ["a", "b", "a"], ["mlx5_1", "mlx5_0", "mlx5_0"])
     assert T.links(*ends) == ["a/mlx5_1<->b/mlx5_0", "a<->b/mlx5_0", "a/mlx5_0<->a/mlx5_1"]
