@@ -24,6 +24,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table impor
     columns_of,
     end_groups,
     failed_indices,
+    kind_figures,
     row_reader,
 )
 
@@ -43,14 +44,6 @@ def _median(values):
         return None
     mid = len(values) // 2
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
-
-
-def _figures(kinds, bws, lats):
-    """Each result's figure: t_typical_us for a latency result, bw_avg_gbps for any other (in C: of (bw, lat), a
-    latency result's index True, any other's False)."""
-    if "latency" not in kinds:
-        return bws
-    return list(map(operator.getitem, zip(bws, lats), map(operator.eq, kinds, itertools.repeat("latency"))))
 
 
 def _values_by_group(groups, ends, figures):
@@ -88,7 +81,7 @@ def by_host_rail(results):
         "t_typical_us",
     )  # fmt: skip
     first, ends = end_groups(zip(servers, server_devices, tests), zip(clients, client_devices, tests))
-    figures = _figures(kinds, bws, lats)
+    figures = kind_figures(kinds, bws, lats)
     floats = set(map(type, figures)) <= {float, type(None)}  # then float() of each changes nothing
     nan = any(map(operator.ne, figures, figures))  # in C: only a NaN differs from itself
     values = _values_by_group(first.values(), ends, figures)

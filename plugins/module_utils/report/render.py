@@ -11,7 +11,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import itertools
 import json
+import operator
 import os
 import xml.etree.ElementTree as ET
 
@@ -434,7 +436,7 @@ def _md_tables(report):
 def _md_figures(report):
     lines = []
     bws, typicals, bases_of = columns_of(report["results"], "bw_avg_gbps", "t_typical_us", "latency_basis")
-    measured = [v for v in bws if v is not None]
+    measured = list(itertools.compress(bws, map(operator.is_not, bws, itertools.repeat(None))))  # in C
     if measured:
         text = "%d measurements: min %s, median %s, max %s." % (
             len(measured), fmt_gbps(min(measured)), fmt_gbps(median_of(measured)), fmt_gbps(max(measured))
@@ -611,8 +613,8 @@ def to_prometheus(report, host_rails=None):
     if _aggregate.aggregated(report):
         _prom_host_rails(series, results, host_rails)
         passed, regressed = columns_of(results, "passed", "regressed")
-        row = row_reader(results)
-        results = [row(i) for i, (ok, reg) in enumerate(zip(passed, regressed)) if not ok or reg]
+        listed = map(operator.or_, map(operator.not_, passed), map(operator.truth, regressed))  # in C: 4.2 M
+        results = list(map(row_reader(results), itertools.compress(range(len(passed)), listed)))
     for res in sorted(results, key=lambda r: (r["pass"], r["round"])):
         _prom_result(series, res)
     _prom_culprits(series, report)

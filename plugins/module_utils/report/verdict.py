@@ -21,7 +21,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     pair_label,
     producer,
 )
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, end_groups
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -274,18 +274,17 @@ def _add_pair_kinds(reasons, failed, regressions):
 
 
 def _rails_measured(results):
-    """{host: {(kind, rail): passed on it at least once}} over every result (one pass over millions of results, a
-    column at a time: a dict of (host, plane) -> passed, filled with as few operations as possible)."""
+    """{host: {(kind, rail): passed on it at least once}} over every result, hosts and their planes in the order
+    they are first met (a result's server, then its client). One pass over millions of results' columns in C: each
+    end's (host, kind, rail) grouped once (table.end_groups), then the groups with a passed end."""
     kinds, rails, passed, servers, clients = columns_of(results, "kind", "rail", "passed", "server", "client")
-    planes = [(kind or "bandwidth", rail) for kind, rail in zip(kinds, rails)]
-    # first the (host, plane) pairs in the order they are met (a result's server, then its client), in C; then True
-    # wherever one passed
-    flags = dict.fromkeys(itertools.chain.from_iterable(zip(zip(servers, planes), zip(clients, planes))), False)
-    for side in (servers, clients):
-        flags.update((marker, True) for marker, ok in zip(zip(side, planes), passed) if ok)
+    kinds = kinds if all(kinds) else [kind or "bandwidth" for kind in kinds]
+    first, ends = end_groups(zip(servers, kinds, rails), zip(clients, kinds, rails))
+    ok = set(itertools.compress(ends[0::2], passed))
+    ok.update(itertools.compress(ends[1::2], passed))
     out = {}
-    for (host, key), ok in flags.items():
-        out.setdefault(host, {})[key] = ok
+    for (host, kind, rail), group in first.items():
+        out.setdefault(host, {})[(kind, rail)] = group in ok
     return out
 
 

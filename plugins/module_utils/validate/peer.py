@@ -14,9 +14,18 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import bisect
+import collections
+import itertools
+import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import fmt_value, median_of
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_changer, row_reader
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
+    columns_of,
+    group_numbers,
+    kind_figures,
+    row_changer,
+    row_reader,
+)
 
 MIN_PEERS = 3  # the peer-relative gate needs at least this many other pairs of the same test and rail
 
@@ -67,24 +76,34 @@ def _worse(kind, value, than):
     return value > than if kind == "latency" else value < than
 
 
-def _collect(passes, planes, figures, failure_kinds, passed):
-    """({(kind, test, rail): [first-pass values, worst passed value]}, retest indices) in one pass over the
-    results' columns."""
+def _collect(passes, numbers, keys, figures, failure_kinds, passed):
+    """({(kind, test, rail): [first-pass values, worst passed value]}, the retests' flags or None when every result
+    is of the first pass) over the results' columns
+    (``numbers``: each result's group, table.group_numbers; ``keys``: {group: key}), in C: a first-pass result with
+    a figure (not an invalid one) enters its group's values (passed and failed ones appended apart, by map over
+    list.append); its group's worst passed value is the min (max for latency) of the passed ones, as the loop that
+    kept the first of the worst found it."""
+    retests = None  # no retest at all (the common case): no flags
+    if passes.count(1) != len(passes):
+        retests = list(map(operator.ne, passes, itertools.repeat(1)))
+    if retests is None and None not in figures and "invalid" not in failure_kinds:  # every result enters: in C
+        ok, failed = passed, list(map(operator.not_, passed))
+    else:
+        valid = map(operator.is_not, figures, itertools.repeat(None))
+        if retests is not None:
+            valid = map(operator.and_, valid, map(operator.not_, retests))
+        valid = list(map(operator.and_, valid, map(operator.ne, failure_kinds, itertools.repeat("invalid"))))
+        ok = list(map(operator.and_, valid, map(operator.truth, passed)))
+        failed = list(map(operator.and_, valid, map(operator.not_, ok)))
+    good, bad = dict((number, []) for number in keys), dict((number, []) for number in keys)
+    for lists, chosen in ((good, ok), (bad, failed)):
+        side = map(lists.__getitem__, itertools.compress(numbers, chosen))
+        collections.deque(map(list.append, side, itertools.compress(figures, chosen)), maxlen=0)
     groups = {}
-    retests = []
-    rows = zip(passes, planes, figures, failure_kinds, passed)
-    for index, (pass_no, key, value, failure_kind, ok) in enumerate(rows):
-        if pass_no != 1:
-            retests.append(index)
-            continue
-        if value is None or failure_kind == "invalid":
-            continue
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = [[], None]
-        group[0].append(value)
-        if ok and (group[1] is None or _worse(key[0], value, group[1])):
-            group[1] = value
+    for number, key in keys.items():
+        if good[number] or bad[number]:
+            worst = (max if key[0] == "latency" else min)(good[number]) if good[number] else None
+            groups[key] = [good[number] + bad[number], worst]
     return groups, retests
 
 
@@ -120,21 +139,23 @@ def peer_gate(results, min_peer_fraction):
     passes, kinds, tests, rails, bws, lats, failure_kinds, passed = columns_of(
         results, "pass", "kind", "test", "rail", "bw_avg_gbps", "t_typical_us", "failure_kind", "passed"
     )
-    figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
-    planes = list(zip(kinds, tests, rails))
-    groups, retests = _collect(passes, planes, figures, failure_kinds, passed)
+    figures = kind_figures(kinds, bws, lats)
+    planes, numbers = group_numbers(kinds, tests, rails)
+    keys = dict((number, key) for key, number in planes.items())
+    groups, retests = _collect(passes, numbers, keys, figures, failure_kinds, passed)
     stats, suspicious = _bounds(groups, min_peer_fraction)
     read, change = row_reader(results), row_changer(results)
     failed = 0
-    if suspicious:
-        for index, (pass_no, key, value, ok) in enumerate(zip(passes, planes, figures, passed)):
-            if pass_no != 1 or not ok:
+    if suspicious:  # the first-pass results of those groups, one by one
+        chosen = set(planes[key] for key in suspicious)
+        for index in itertools.compress(range(len(numbers)), map(chosen.__contains__, numbers)):
+            key = keys[numbers[index]]
+            if passes[index] != 1 or not passed[index]:
                 continue
-            bound = suspicious.get(key)
-            if bound is not None and _worse(key[0], value, bound):
+            if _worse(key[0], figures[index], suspicious[key]):
                 failed += _peer_check(read, change, index, stats[key][0], None, min_peer_fraction)
-    for index in retests:
-        entry = stats.get(planes[index])
+    for index in itertools.compress(range(len(numbers)), retests or ()):
+        entry = stats.get(keys[numbers[index]])
         if entry is not None:
             failed += _peer_check(read, change, index, entry[0], entry[1], min_peer_fraction)
     return failed

@@ -154,19 +154,39 @@ def _segment_item(segment):
 
 
 def _run_item(run):
-    """The table item of a run of segments with the same keys (a block cut by promoted results): each key's values
-    joined once, a shared value repeated, so that _same decides over the whole run."""
+    """The table item of a run of segments with the same keys (a block cut by promoted results). A key is shared
+    when each segment's values are (_same, or the block's shared value) and so are their first values (the same
+    type and sign, equal: so is every value of the run); only the others' values are joined, once."""
     count = sum(segment[3] for segment in run)
-    columns = {}
+    const, columns = {}, {}
     for key in run[0][0]:
+        firsts = [_first_if_same(segment, key) for segment in run]
+        if _NOT_SAME not in firsts and _same(firsts):
+            const[key] = firsts[0]
+            continue
         values = []
-        for _keys, const, segment_columns, number in run:
+        for _keys, shared, segment_columns, number in run:
             if key in segment_columns:
                 values.extend(segment_columns[key])
             else:
-                values.extend([const[key]] * number)
+                values.extend([shared[key]] * number)
         columns[key] = values
-    return _varying_table(columns, count)
+    item = _varying_table(columns, count)
+    item["const"].update(const)
+    return item
+
+
+_NOT_SAME = object()
+
+
+def _first_if_same(segment, key):
+    """A segment's value of ``key`` when every one of its results holds the same (its block's shared value, or a
+    column that is _same), else _NOT_SAME."""
+    _keys, shared, columns, _count = segment
+    if key not in columns:
+        return shared[key]
+    values = columns[key]
+    return values[0] if _same(values) else _NOT_SAME
 
 
 def _varying_table(columns, count):

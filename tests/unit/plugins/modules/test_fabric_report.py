@@ -335,3 +335,21 @@ def test_results_paths_expected_hosts_and_host_failures(tmp_path):
     first.write_text(json.dumps(results[:2] + [7]))
     res = run_module(fabric_report, dict(args, results=results[10:13], results_paths=[str(rest), str(first)]))
     assert res.failed and res["msg"] == "fabric_report: results[%d] must be a dict (a pair result), got 7" % (3 + 5 + 2)
+
+
+def test_the_cyclic_collector_sleeps_while_the_files_are_written_and_wakes_after(tmp_path, monkeypatch):
+    """No full collection over a report's millions of objects between its steps: the collector is off while the
+    files are made and written (and while building), and on again once the module is done."""
+    import gc
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import module as report_module
+
+    seen = []
+    real_write, real_render = report_module.write_atomic, report_module.render_files
+    monkeypatch.setattr(report_module, "write_atomic", lambda *a: seen.append(gc.isenabled()) or real_write(*a))
+    monkeypatch.setattr(
+        report_module, "render_files", lambda *a, **k: seen.append(gc.isenabled()) or real_render(*a, **k)
+    )
+    assert gc.isenabled()
+    res = run_module(fabric_report, {"results": run_fabric(HOSTS), "dest": str(tmp_path / "r")})
+    assert not res.failed and seen == [False, False] and gc.isenabled()

@@ -143,3 +143,20 @@ def test_above_the_size_report_json_lists_what_did_not_pass_and_results_json_eve
     doc = json.loads((tmp_path / "small" / "report.json").read_text())
     assert doc["results_complete"] is True and doc["results"] == small["results"]
     assert json.loads((tmp_path / "small" / "results.json").read_text()) == small["results"]  # the plain list
+
+
+def test_aggregated_prometheus_lists_each_pair_that_failed_or_regressed_and_summary_counts_the_figures(big):
+    """Above the size the per-pair series are those of the results that failed or regressed (picked in C; the
+    comprehension over every result is the spec), and summary.md's bandwidth line counts the figures given."""
+    results = big["results"]
+    for index in (3, 40, 41):
+        res = results.promote(index)
+        res["regressed"] = True  # a passed result that regressed (the series says so) and failed ones
+        if index == 40:
+            res["bw_avg_gbps"] = None
+    passed, regressed = results.column("passed"), results.column("regressed")
+    listed = [results[i] for i, (ok, reg) in enumerate(zip(passed, regressed)) if not ok or reg]
+    text = render.to_prometheus(big)
+    lines = [line for line in text.splitlines() if line.startswith("ibtune_link_passed{")]
+    assert len(lines) == len(set(r["link"] for r in listed)) == 79 + 3
+    assert "%d measurements: min" % (len(results) - 1) in render.to_markdown(big)

@@ -385,3 +385,68 @@ def test_a_server_that_never_listens_is_the_node_even_where_it_passed_as_a_clien
         report, _results = report_of(fabric, groups)
         assert [(n["host"], n["verdict"]) for n in report["suspect_nodes"]] == [(dead, "bad_node")], report["message"]
         assert report["switch_faults"] == [] and report["suspect_links"] == []
+
+
+def path_faults_by_recount(plane, links, named):
+    """localize._path_faults as it was first written (every host's pairs counted again for each fault): the spec
+    of the one that keeps the counts in a heap."""
+    left = set(links)
+    faults = []
+    while True:
+        counts = {}
+        for pair in left:
+            for host in pair:
+                if host not in named:
+                    counts[host] = counts.get(host, 0) + 1
+        best = sorted((-n, h) for h, n in counts.items() if n >= 2)
+        if not best:
+            return faults, left
+        host = best[0][1]
+        pairs = set(p for p in left if host in p)
+        left -= pairs
+        faults.append(L._path_fault(plane, host, pairs))  # pylint: disable=protected-access
+
+
+def components_by_walk(plane, hosts):
+    """localize._components as it was first written (a partner at a time): the spec of the one over sets."""
+    seen = {}
+    for start in sorted(hosts):
+        if start in seen:
+            continue
+        stack = [start]
+        seen[start] = start
+        while stack:
+            host = stack.pop()
+            for other in plane.ok.get(host, ()):
+                if other in hosts and other not in seen:
+                    seen[other] = start
+                    stack.append(other)
+    return seen
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_path_faults_components_and_partners_are_what_the_first_written_loops_made(seed):
+    """_path_faults (counts kept in a heap), _components (set operations) and Plane.sorted_partners against the
+    loops they replace on random planes: ties in count (the first host by name), named hosts, a host failing with
+    itself, failed results of equal figures (the first of equals is a fault's worst), partners added by hand."""
+    import random
+
+    rnd = random.Random(seed)
+    hosts = ["h%02d" % i for i in range(rnd.randint(2, 14))]
+    plane = L.Plane(("bandwidth", "mlx5_0:1"))
+    for index in range(rnd.randint(0, 60)):
+        a, b = rnd.choice(hosts), rnd.choice(hosts)
+        res = {"server": a, "client": b, "server_device": "d", "client_device": "d", "pass": 1, "kind": "bandwidth",
+               "test": "write", "passed": rnd.random() < 0.5, "bw_avg_gbps": rnd.choice([180.0, 200.0, 180.0]),
+               "threshold_gbps": 360.0, "failure": "slow %d" % index, "failure_kind": "below_threshold",
+               "link": "%s<->%s" % tuple(sorted((a, b)))}  # fmt: skip
+        plane.add(res)
+    named = set(rnd.sample(hosts, rnd.randint(0, 2)))
+    links = set(plane.failed)
+    got, spec = L._path_faults(plane, links, named), path_faults_by_recount(plane, links, named)  # pylint: disable=protected-access
+    assert json.dumps(got, default=sorted) == json.dumps(spec, default=sorted)
+    among = set(rnd.sample(hosts, rnd.randint(0, len(hosts))))
+    assert L._components(plane, among) == components_by_walk(plane, among)  # pylint: disable=protected-access
+    if rnd.random() < 0.3 and plane.ok:
+        next(iter(plane.ok.values())).add("stranger")  # a partner that is no host of the plane
+    assert all(plane.sorted_partners(h) == sorted(plane.ok.get(h, ())) for h in hosts + ["nobody"])

@@ -382,6 +382,157 @@ def test_the_steps_over_columns_decide_what_they_decided_over_dicts(seed):
     assert all(a is b for a, b in zip(T.failed_rows(table), promoted))
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_rails_each_host_had_measured_in_c_are_the_per_dict_loops_in_its_order(seed):
+    """verdict._rails_measured (each end's (host, kind, rail) grouped in C) against the per-dict loop: results without
+    a kind, failed and promoted ones, a host passing on a rail only as a client; hosts and their planes in the order
+    first met."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        if rnd.random() < 0.1:
+            res["kind"] = None
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    for index in rnd.sample(range(len(dicts)), min(4, len(dicts))):
+        table.promote(index).update(passed=not table[index]["passed"])
+    spec = per_dict_rails_measured(list(table))
+    for results in (table, list(table)):
+        got = verdict._rails_measured(results)  # pylint: disable=protected-access
+        assert [(h, list(v.items())) for h, v in got.items()] == [(h, list(v.items())) for h, v in spec.items()]
+
+
+def peer_gate_by_loop(results, fraction):
+    """peer.peer_gate as it was first written over columns (each result's group a tuple, the values gathered a
+    result at a time): the spec of the one that gathers them in C."""
+    passes, kinds, tests, rails, bws, lats, failure_kinds, passed = T.columns_of(
+        results, "pass", "kind", "test", "rail", "bw_avg_gbps", "t_typical_us", "failure_kind", "passed"
+    )
+    figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
+    planes = list(zip(kinds, tests, rails))
+    groups, retests = {}, []
+    for index, (pass_no, key, value, failure_kind, ok) in enumerate(
+        zip(passes, planes, figures, failure_kinds, passed)
+    ):
+        if pass_no != 1:
+            retests.append(index)
+        elif value is not None and failure_kind != "invalid":
+            group = groups.setdefault(key, [[], None])
+            group[0].append(value)
+            if ok and (group[1] is None or peer._worse(key[0], value, group[1])):  # pylint: disable=protected-access
+                group[1] = value
+    stats, suspicious = peer._bounds(groups, fraction)  # pylint: disable=protected-access
+    read, change = T.row_reader(results), T.row_changer(results)
+    failed = 0
+    for index, (pass_no, key, value, ok) in enumerate(zip(passes, planes, figures, passed)):
+        bound = suspicious.get(key)
+        if pass_no == 1 and ok and bound is not None and peer._worse(key[0], value, bound):  # pylint: disable=protected-access
+            failed += peer._peer_check(read, change, index, stats[key][0], None, fraction)  # pylint: disable=protected-access
+    for index in retests:
+        entry = stats.get(planes[index])
+        if entry is not None:
+            failed += peer._peer_check(read, change, index, entry[0], entry[1], fraction)  # pylint: disable=protected-access
+    return failed
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_peer_gate_in_c_fails_what_the_loop_over_results_failed(seed):
+    """peer_gate (groups numbered and their values gathered in C) against the loop it replaces, at two fractions:
+    figures spread so that some pass their threshold and not their peers, bandwidth and latency, retests (pass 2),
+    invalid and missing figures, a second test, a passed result promoted; a table of one test and rail (the groups
+    told apart by no column) and of first-pass results only (no retest flags)."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        if res["passed"] and res["kind"] == "bandwidth":
+            res["bw_avg_gbps"] = rnd.choice([392.0, 391.0, 380.0, 370.0, 361.0])
+        elif res["passed"] and res["kind"] == "latency" and res.get("t_typical_us") is not None:
+            res["t_typical_us"] = rnd.choice([2.0, 2.1, 2.5, 2.9])
+        if rnd.random() < 0.1:
+            res["test"] = "read"
+    many = [dict(dicts[0], server="s%d" % i, bw_avg_gbps=float(360 + i % 40)) for i in range(30)] if dicts else []
+    for data in (dicts, [r for r in dicts if r["pass"] == 1], many):
+        for fraction in (0.9, 0.99, 0.0):
+            table = T.ResultTable.from_dicts(copy.deepcopy(data))
+            if len(table) > 3:
+                table.promote(2)
+            spec = T.ResultTable.from_dicts(copy.deepcopy(list(table)))
+            assert peer.peer_gate(table, fraction) == (peer_gate_by_loop(spec, fraction) if fraction else 0)
+            assert text(table) == text(spec)
+            rows = copy.deepcopy(data)
+            assert peer.peer_gate(rows, fraction) == (
+                peer_gate_by_loop(copy.deepcopy(data), fraction) if fraction else 0
+            )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_groups_are_numbered_by_their_first_result_as_a_dict_of_tuples_numbers_them(seed):
+    """group_numbers and end_groups against a dict filled a result at a time: no column varying, one, several
+    (values that are == across types fall in one group, as in a dict), and no result at all."""
+    rnd = random.Random(seed)
+    size = rnd.randrange(0, 30)
+    kinds = [rnd.choice(["bandwidth", "latency"]) for _i in range(size)]
+    tests = ["write"] * size
+    rails = [rnd.choice(["r0", "r1", 1, 1.0, True]) for _i in range(size)]
+    for columns in ((tests,), (tests, rails), (kinds, tests, rails), (rails, kinds)):
+        spec = {}
+        numbers = [spec.setdefault(key, index) for index, key in enumerate(zip(*columns))]
+        keys, got = T.group_numbers(*columns)
+        assert got == numbers and list(keys.items()) == list(spec.items())
+    ends = {}
+    spec = [ends.setdefault(key, number) for number, key in enumerate(x for pair in zip(kinds, rails) for x in pair)]
+    assert T.end_groups(kinds, rails) == (ends, spec)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_links_ordered_in_a_comprehension_are_the_links_min_and_max_made(seed):
+    """links against the maps over min and max it replaces: ends without a device, equal ends (a host with itself),
+    ends that order either way, one end's text a prefix of the other's."""
+    rnd = random.Random(seed)
+    size = rnd.randrange(0, 40)
+    ends = [(rnd.choice(["a", "b", "ab", "b0"]), rnd.choice([None, "", "mlx5_0", "mlx5_1"])) for _i in range(2 * size)]
+    server, server_device = [e[0] for e in ends[:size]], [e[1] for e in ends[:size]]
+    client, client_device = [e[0] for e in ends[size:]], [e[1] for e in ends[size:]]
+    first = [R.link_end(h, d) for h, d in zip(server, server_device)]
+    second = [R.link_end(h, d) for h, d in zip(client, client_device)]
+    spec = [min(a, b) + "<->" + max(a, b) for a, b in zip(first, second)]
+    assert T.links(server, server_device, client, client_device) == spec
+
+
+def rates_ok_by_loop(bw, rate):
+    """table._rates_ok's check as it was first written (a figure and its rate at a time): the spec."""
+    if set(rate) == {None}:
+        return True
+    if not set(map(type, rate)) <= {float, type(None)}:
+        return False
+    return all(r is None or v is None or v <= r * (1.0 + R.LINE_RATE_MARGIN) for v, r in zip(bw, rate))
+
+
+def failures_ok_by_loop(passed, failure, failure_kind):
+    """The failed results' half of table._verdicts_ok as it was first written (a result at a time): the spec."""
+    for ok, text, kind in zip(passed, failure, failure_kind):
+        if not ok and (text.__class__ is not str or text == "" or kind.__class__ is not str or kind == ""):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_blocks_rates_and_failures_checked_in_c_are_what_the_loops_checked(seed):
+    """_rates_ok (one rate for the block, NaN, -0.0, several rates, none) and the failed results' sentences and
+    kinds of _verdicts_ok (missing, empty, not text) against the loops they replace."""
+    rnd = random.Random(seed)
+    size = rnd.randrange(1, 12)
+    rates = rnd.choice([[400.0], [400.0, 200.0], [None], [None, 400.0], [math.nan], [-0.0], [400]])
+    bw = [rnd.choice([None, 392.0, 410.0, 450.0, 180.0, math.nan, 0.0]) for _i in range(size)]
+    rate = [rnd.choice(rates) for _i in range(size)]
+    assert T._rates_ok(bw, rate) == rates_ok_by_loop(bw, rate)  # pylint: disable=protected-access
+    passed = [rnd.random() < 0.5 for _i in range(size)]
+    failure = [None if ok else rnd.choice(["slow", "", None, 3]) for ok in passed]
+    failure_kind = [None if ok else rnd.choice(["below_threshold", "", None]) for ok in passed]
+    figures, limits = [392.0] * size, [360.0] * size
+    verdicts = T._verdicts_ok(passed, failure, failure_kind, figures, limits)  # pylint: disable=protected-access
+    assert verdicts == failures_ok_by_loop(passed, failure, failure_kind)
+
+
 def test_links_are_the_dict_paths_links_and_a_nan_never_counts_as_a_clean_figure():
     ends = (["b", "a", "a"], ["mlx5_0", None, "mlx5_1"], ["a", "b", "a"], ["mlx5_1", "mlx5_0", "mlx5_0"])
     assert T.links(*ends) == ["a/mlx5_1<->b/mlx5_0", "a<->b/mlx5_0", "a/mlx5_0<->a/mlx5_1"]
