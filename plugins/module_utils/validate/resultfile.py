@@ -62,10 +62,10 @@ def _same(column):
 
 
 def _columns_table(keys, columns, count):
-    """The table item of ``count`` results given as ``columns`` (one sequence per key of ``keys``, in order)."""
+    """The table item of ``count`` results given as ``columns`` (one list or tuple per key of ``keys``, in order,
+    not copied)."""
     const, names, varying = {}, [], []
     for key, column in zip(keys, columns):
-        column = list(column)
         if _same(column):
             const[key] = column[0]
         else:
@@ -191,16 +191,8 @@ def _first_if_same(segment, key):
 
 def _varying_table(columns, count):
     """_columns_table of {key: values} (lists or tuples of ``count`` values, not copied) in key order."""
-    const, names, varying = {}, [], []
-    for key in sorted(columns):
-        column = columns[key]
-        if _same(column):
-            const[key] = column[0]
-        else:
-            names.append(key)
-            varying.append(column)
-    rows = list(zip(*varying)) if varying else [()] * count
-    return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
+    names = sorted(columns)
+    return _columns_table(names, [columns[key] for key in names], count)
 
 
 def _batch_items(batch):

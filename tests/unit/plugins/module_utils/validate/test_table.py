@@ -221,8 +221,8 @@ def columns_by_host_rail(results):
     figures = [lat if kind == "latency" else bw for kind, bw, lat in zip(kinds, bws, lats)]
     groups = {}
     for index in range(len(servers)):
-        for key in ((servers[index], server_devices[index], tests[index]), (clients[index], client_devices[index],
-                                                                              tests[index])):  # fmt: skip
+        server_end = (servers[index], server_devices[index], tests[index])
+        for key in (server_end, (clients[index], client_devices[index], tests[index])):
             groups.setdefault(key, [kinds[index] or "bandwidth", 0, [], []])[1] += 1
     for side in ((servers, server_devices), (clients, client_devices)):
         for key, value in zip(zip(side[0], side[1], tests), figures):
