@@ -8,11 +8,13 @@ host died or its schedule was stopped): absence is a failure (``no_result``), ne
 The failure kind names the root cause: when the server side failed first (no device, port busy)
 the client's "could not connect" is its consequence, so the server's kind wins.
 
-At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so neither is a dict here: a side is
-indexed as a tuple of what the join reads (SIDE_READS), a side file's table items column by column, a runner's round
-as one line of the index (SideIndex: 1 M entries there, not 8.4 M), and a result is made as a row of values in the
-order of its keys (SHARED_KEYS, PAIR_KEYS, FIGURE_KEYS, VERDICT_KEYS) and written as one (resultfile.write_rows).
-A result becomes a dict only where one is handed over: join_checked's, and the failures join_written returns.
+At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so neither is a dict here. A runner's
+round is one line of the index (SideIndex: 1 M entries there, not 8.4 M) holding its sides as columns of what the
+join reads (_Sides, SIDE_READS), a side file of such rounds indexed at once in C (_index_rounds); any other side is
+a tuple of SIDE_READS. A pair's results are made as columns in the order of their keys (SHARED_KEYS, PAIR_KEYS,
+FIGURE_KEYS, VERDICT_KEYS): the common pair's a column at a time (_clean_chunk), any other's a row per rail
+(_pair_rows), and written a pair's columns at a time (resultfile.write_chunks). A result becomes a dict only where
+one is handed over: join_checked's, and the failures join_written returns.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -505,8 +507,8 @@ def root_cause(server_side, client_side):
 
 
 # a result's keys: those every result of a pass holds alike, then those of its pair and rail, its figures (by
-# kind) and its verdict. The join makes a result as a row of values in this order (a tuple, not a dict: a pass has
-# millions), written as such (resultfile.write_rows) and made a dict only where one is handed over.
+# kind) and its verdict. The join makes a pair's results as columns in this order (not a dict per result: a pass
+# has millions), writes them so (resultfile.write_chunks) and makes a dict only where one is handed over.
 SHARED_KEYS = ("test", "kind", "duration_s", "size", "qps", "bidirectional")
 PAIR_KEYS = (
     "server", "server_device", "server_port", "client", "client_device", "client_port", "rail", "round",
