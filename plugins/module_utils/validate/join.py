@@ -789,7 +789,7 @@ def _clean_chunk(join, got, key, planned, names):
 class _Verdicts(dict):
     """{figure: (passed, failure_kind, failure)} of bandwidth figures against one gate (bandwidth_gate's), as
     _bandwidth_figures judges them: each distinct figure judged once (a pass's millions of results hold a few
-    thousand). A zero is never kept (0.0 and -0.0 print apart) and a NaN is never found again."""
+    thousand). A zero is never kept (0.0 and -0.0 print apart); a NaN is found again only as the same object."""
 
     def __init__(self, gate_of):
         super().__init__()
