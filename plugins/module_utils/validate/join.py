@@ -91,9 +91,6 @@ class _Sides(tuple):
 
     __slots__ = ()
     base = property(operator.itemgetter(0))
-    own = property(operator.itemgetter(1))
-    count = property(operator.itemgetter(2))
-    server = property(operator.itemgetter(3))  # a server round: expanded through _clean_server
     kind_free = property(operator.itemgetter(4))  # no row with a failure kind: nothing sends its rows to root_cause
 
     def value(self, at):
