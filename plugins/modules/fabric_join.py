@@ -78,8 +78,11 @@ options:
     description:
       - Controller path of the joined results file, a JSON list of pair results.
       - Above 20000 results (1024 hosts x 8 rails all_pairs is 4.2 M) runs of results with the same keys are
-        written as table items (objects with C(ibtune_table) 1, C(const), C(columns) and C(rows)), what the
-        rows share once and the rest per row, in order.
+        written as table items (objects with C(ibtune_table) 2, C(const), C(count) and C(columns)), what the
+        results share once and the rest column by column, in order (docs/fabric_report.md gives the form and a
+        jq program that prints one result a line).
+      - Results files written by earlier releases (table items with C(ibtune_table) 1 and C(rows)) are still
+        read.
       - M(ibtune.fabric.fabric_report) (its O(ibtune.fabric.fabric_report#module:results_paths)) and
         M(ibtune.fabric.fabric_plan) (its O(ibtune.fabric.fabric_plan#module:retest_from)) read both forms.
     type: path

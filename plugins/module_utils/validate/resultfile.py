@@ -8,13 +8,19 @@ and a person read it. Above, consecutive results are written as table items: the
 few keys (the hosts, the rail, the round, the figures) and share the rest (the test, the thresholds, the
 verdict), so a run of results with the same keys becomes
 
-    {"ibtune_table": 1, "const": {key: value shared by every row}, "columns": [other keys], "rows": [[values]]}
+    {"ibtune_table": 2, "const": {key: value shared by every result}, "count": n, "columns": {key: column}}
 
-(a run of one stays a plain dict). At 256 hosts x 8 rails all_pairs that is a fifth of the bytes (22 MiB instead of
-115) in two thirds of the encoder's time. The order of the results is kept, and reading a file back gives dicts
-equal to those written (a value is shared in ``const`` only when every row holds the same scalar of the same
-type: True, 1 and 1.0 stay apart, and so do 0.0 and -0.0). Every reader goes through ``read_results``, which
-reads both forms.
+(a run of one stays a plain dict). A column is the list of its n values, or, for a column of strings (and nulls)
+or of bools where that holds fewer values, a cycle (``{"cycle": [values], "times": t}``: the values over and over,
+as a pair's 8 rails are, pair after pair) or runs (``{"runs": [values], "lengths": [l]}``: each value l times in a
+row, as the 8 results of a pair name the same two hosts); == tells strings, nulls and bools apart exactly, so both
+are lossless. At 1024 hosts x 8 rails all_pairs the join's file is 80 MB instead of 390 as version 1's rows.
+
+Version 1 (``{"ibtune_table": 1, "const": {...}, "columns": [keys], "rows": [[values]]}``, row by row) is what a
+runner's side file holds (a round of 8 rails: sidefiles.side_lines) and what results files of earlier releases
+hold: every reader reads both. The order of the results is kept, and reading a file back gives dicts equal to
+those written (a value is shared in ``const`` only when every result holds the same scalar of the same type: True,
+1 and 1.0 stay apart, and so do 0.0 and -0.0). Every reader goes through ``read_results`` or ``read_table``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -22,6 +28,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import collections
+import itertools
 import json
 import math
 import operator
@@ -34,7 +41,8 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table impor
 # report (report/aggregate.py) summarises per host and rail what cannot take one line per pair
 COMPACT_ABOVE = 20000
 TABLE_KEY = "ibtune_table"
-TABLE_VERSION = 1
+TABLE_VERSION = 1  # rows: a runner's side file (a round's 8 rails a line), and results files of earlier releases
+COLUMNS_VERSION = 2  # columns: what a results file and results.json are written as above COMPACT_ABOVE
 TABLE_ROWS = 4096  # results encoded at a time (and the most rows of one table item)
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -61,9 +69,9 @@ def _same(column):
     return first != 0.0 or not isinstance(first, float) or len(set(map(repr, column))) == 1
 
 
-def _columns_table(keys, columns, count):
-    """The table item of ``count`` results given as ``columns`` (one list or tuple per key of ``keys``, in order,
-    not copied)."""
+def _columns_table(keys, columns, count, version):
+    """The table item (of ``version``) of ``count`` results given as ``columns`` (one list or tuple per key of
+    ``keys``, in order, not copied)."""
     const, names, varying = {}, [], []
     for key, column in zip(keys, columns):
         if _same(column):
@@ -71,11 +79,87 @@ def _columns_table(keys, columns, count):
         else:
             names.append(key)
             varying.append(column)
-    rows = list(zip(*varying)) if varying else [()] * count
-    return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
+    if version == TABLE_VERSION:
+        rows = list(zip(*varying)) if varying else [()] * count
+        return {TABLE_KEY: TABLE_VERSION, "const": const, "columns": names, "rows": rows}
+    return {
+        TABLE_KEY: COLUMNS_VERSION,
+        "const": const,
+        "count": count,
+        "columns": dict(zip(names, map(_encoded_column, varying))),
+    }
 
 
-def chunk_table_items(keys, chunks):
+_KEY_OF_GROUP = operator.itemgetter(0)
+_GROUP = operator.itemgetter(1)
+_ENCODED_FROM = 8  # shorter columns are written as lists
+
+
+def _encoded_column(column):
+    """A column as version 2 writes it: its cycle or its runs where they hold fewer values and == tells its values apart
+    exactly (strings, bools: _repeatable), else the column itself. In C but for a test per column: the join and
+    the report write 4.2 M results' columns at 1024 x 8 all_pairs."""
+    count = len(column)
+    if count < _ENCODED_FROM or not _repeatable(column):
+        return column
+    first = column[0]
+    if column[1] == first:  # runs: the results of a pair name the same hosts
+        return _runs(column)
+    try:
+        period = column.index(first, 1)
+    except ValueError:  # the first value never comes again: no cycle (each result's own link)
+        return column
+    times, rest = divmod(count, period)
+    if rest or column[:period] * times != column:
+        return column
+    return {"cycle": list(column[:period]), "times": times}
+
+
+def _runs(column):
+    """The runs form of a column whose first two values are equal, or the column where runs hold no fewer values.
+    Runs of one length (a pair's 8 results, pair after pair: the length told by the first run, shorter than
+    _LONGEST_RUN) are taken a stride apart and checked by remaking the column from them and comparing, in C; any others are
+    grouped (itertools.groupby: twice as slow)."""
+    count, first = len(column), column[0]
+    length = 2
+    while length < count and length < _LONGEST_RUN and column[length] == first:
+        length += 1
+    if length < _LONGEST_RUN and not count % length:
+        runs = list(column[::length])
+        lengths = [length] * len(runs)
+        remade = itertools.chain.from_iterable(map(itertools.repeat, runs, lengths))
+        if (list(remade) if column.__class__ is list else tuple(remade)) == column:
+            return {"runs": runs, "lengths": lengths} if len(runs) * 2 < count else column
+    runs = list(map(_KEY_OF_GROUP, itertools.groupby(column)))
+    if len(runs) * 2 >= count:
+        return column
+    return {"runs": runs, "lengths": list(map(len, map(list, map(_GROUP, itertools.groupby(column)))))}
+
+
+_LONGEST_RUN = 64
+
+
+def _repeatable(column):
+    """Whether every value of a column is a string or None, or every one a bool: == tells them apart exactly. Told
+    by joining the strings (in C), else by the set of the column's types (a failure column, mostly nulls)."""
+    first = column[0]
+    if first.__class__ is str:
+        try:
+            "".join(column)
+            return True
+        except TypeError:
+            pass
+    elif first is not None and first.__class__ is not bool:
+        return False
+    types = set(map(type, column))
+    return types <= _STRING_TYPES or types == _BOOL_TYPES
+
+
+_STRING_TYPES = frozenset((str, type(None)))
+_BOOL_TYPES = frozenset((bool,))
+
+
+def chunk_table_items(keys, chunks, version):
     """The items of the compact form for results given as ``chunks``: (count, columns), the columns one sequence
     per key of ``keys``, in order, every result with every key (an iterable, read once). What table_items makes of
     the same results as dicts, without a dict or a row per result (the join's millions of results): TABLE_ROWS
@@ -88,42 +172,42 @@ def chunk_table_items(keys, chunks):
         collections.deque(map(list.extend, held, columns), maxlen=0)  # in C: a pair's 24 columns, 500 K pairs
         count += number
         while count >= TABLE_ROWS:
-            yield _columns_item(names, [held[i][:TABLE_ROWS] for i in order], TABLE_ROWS)
+            yield _columns_item(names, [held[i][:TABLE_ROWS] for i in order], TABLE_ROWS, version)
             held = [column[TABLE_ROWS:] for column in held]
             count -= TABLE_ROWS
     if count:
-        yield _columns_item(names, [held[i] for i in order], count)
+        yield _columns_item(names, [held[i] for i in order], count, version)
 
 
-def _columns_item(names, columns, count):
+def _columns_item(names, columns, count, version):
     if count == 1:
         return dict(zip(names, (column[0] for column in columns)))
-    return _columns_table(names, columns, count)
+    return _columns_table(names, columns, count, version)
 
 
-def table_items(results):
-    """The items of the compact form for ``results`` (an iterable, read once): runs of results with the same keys
-    as table items, a run of one as its dict, in order, TABLE_ROWS results at a time."""
+def table_items(results, version=TABLE_VERSION):
+    """The items of the compact form (table items of ``version``) for ``results`` (an iterable, read once): runs of
+    results with the same keys as table items, a run of one as its dict, in order, TABLE_ROWS results at a time."""
     batch = []
     for res in results:
         if TABLE_KEY in res:
             raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
         batch.append(res)
         if len(batch) == TABLE_ROWS:
-            yield from _batch_items(batch)
+            yield from _batch_items(batch, version)
             batch = []
     if batch:
-        yield from _batch_items(batch)
+        yield from _batch_items(batch, version)
 
 
-def table_items_of(table):
+def table_items_of(table, version):
     """table_items for a ResultTable: the same items, cut from its columns (ResultTable.windows) instead of a dict
     per result. A window's adjacent segments with the same keys are one run, as _batch_items makes them."""
     for window in table.windows(TABLE_ROWS):
         for run in _same_key_runs(window):
             if TABLE_KEY in run[0][0]:
                 raise ResultsFileError("a pair result cannot hold the key %r (it marks a table item)" % TABLE_KEY)
-            yield _segment_item(run[0]) if len(run) == 1 else _run_item(run)
+            yield _segment_item(run[0], version) if len(run) == 1 else _run_item(run, version)
 
 
 def _same_key_runs(window):
@@ -137,7 +221,7 @@ def _same_key_runs(window):
     return runs
 
 
-def _segment_item(segment):
+def _segment_item(segment, version):
     """The item of one segment (keys, const, columns, count): its dict when it holds one result, else its table
     item. A block's shared values are shared by any run of it (_same holds): only its columns are checked (the
     slices windows cut, taken as they are)."""
@@ -148,12 +232,12 @@ def _segment_item(segment):
         return res
     columns = dict(columns)
     columns.update((k, [v] * count) for k, v in const.items() if _is_nan(v))  # never shared (_same)
-    item = _varying_table(columns, count)
+    item = _varying_table(columns, count, version)
     item["const"].update((k, v) for k, v in const.items() if k not in columns)
     return item
 
 
-def _run_item(run):
+def _run_item(run, version):
     """The table item of a run of segments with the same keys (a block cut by promoted results). A key is shared
     when each segment's values are (_same, or the block's shared value) and so are their first values (the same
     type and sign, equal: so is every value of the run); only the others' values are joined, once."""
@@ -171,7 +255,7 @@ def _run_item(run):
             else:
                 values.extend([shared[key]] * number)
         columns[key] = values
-    item = _varying_table(columns, count)
+    item = _varying_table(columns, count, version)
     item["const"].update(const)
     return item
 
@@ -189,13 +273,13 @@ def _first_if_same(segment, key):
     return values[0] if _same(values) else _NOT_SAME
 
 
-def _varying_table(columns, count):
+def _varying_table(columns, count, version):
     """_columns_table of {key: values} (lists or tuples of ``count`` values, not copied) in key order."""
     names = sorted(columns)
-    return _columns_table(names, [columns[key] for key in names], count)
+    return _columns_table(names, [columns[key] for key in names], count, version)
 
 
-def _batch_items(batch):
+def _batch_items(batch, version):
     start = 0
     while start < len(batch):
         keys = sorted(batch[start])
@@ -203,7 +287,7 @@ def _batch_items(batch):
         if len(rows) == 1:
             yield batch[start]
         else:
-            yield _columns_table(keys, list(zip(*rows)), len(rows))
+            yield _columns_table(keys, list(zip(*rows)), len(rows), version)
         start += len(rows)
 
 
@@ -225,9 +309,12 @@ def _run(batch, start, keys):
 
 
 def results_chunks(results, compact):
-    """The JSON text of the results file in pieces: ``compact`` (a bool) picks the table form."""
+    """The JSON text of the results file in pieces: ``compact`` (a bool) picks the table form (version 2)."""
     if compact:
-        items = table_items_of(results) if isinstance(results, ResultTable) else table_items(results)
+        if isinstance(results, ResultTable):
+            items = table_items_of(results, COLUMNS_VERSION)
+        else:
+            items = table_items(results, COLUMNS_VERSION)
     else:
         items = results
     return _item_chunks(items, compact)
@@ -246,21 +333,29 @@ def write_chunks(dest, keys, chunks, compact):
     """write_results for results given as chunks (chunk_table_items): the same file, without a dict per result when
     ``compact``; returns dest."""
     if compact:
-        items = chunk_table_items(keys, chunks)
+        items = chunk_table_items(keys, chunks, COLUMNS_VERSION)
     else:
         items = (dict(zip(keys, row)) for _count, columns in chunks for row in zip(*columns))
     return files.write_chunks(dest, _item_chunks(items, compact))
 
 
-def table_columns(item, where):
-    """(const, names, columns, count) of a table item: the values every row shares, the names of the others and
-    their values column by column (tuples, in row order), and the number of rows. Raises ResultsFileError naming
-    ``where`` when the item is not a table of this version and shape."""
+def table_columns(item, where, strings=None):
+    """(const, names, columns, count) of a table item of either version: the values every result shares, the names
+    of the others and their values column by column (sequences in result order), and the number of results.
+    ``strings`` ({text: text}, shared by the items of one file): each column of strings mapped through it
+    (shared_strings). Raises ResultsFileError naming ``where`` when the item is not a table of a known version and
+    shape."""
+    version = item[TABLE_KEY]
+    if version.__class__ is int and version == COLUMNS_VERSION:
+        return _columns_of_v2(item, where, strings)
     const, names, rows = item.get("const"), item.get("columns"), item.get("rows")
-    if item[TABLE_KEY] != TABLE_VERSION or not isinstance(const, dict) or not isinstance(names, list):
-        raise ResultsFileError(
-            "%s is a table item of another version or shape (ibtune_table %r)" % (where, item[TABLE_KEY])
-        )
+    if (
+        version.__class__ is not int
+        or version != TABLE_VERSION
+        or not isinstance(const, dict)
+        or not isinstance(names, list)
+    ):
+        raise ResultsFileError("%s is a table item of another version or shape (ibtune_table %r)" % (where, version))
     if not isinstance(rows, list):
         raise ResultsFileError("%s: a table item's rows must be a list" % where)
     width = len(names)
@@ -269,18 +364,72 @@ def table_columns(item, where):
             if not isinstance(row, list) or len(row) != width:
                 raise ResultsFileError("%s row %d does not hold the %d columns %s" % (where, number, width, names))
     columns = list(zip(*rows)) if width and rows else [()] * width
+    if strings is not None:
+        columns = shared_strings(columns, strings)
     return const, names, columns, len(rows)
+
+
+def _columns_of_v2(item, where, strings):
+    """table_columns of a version 2 item: its columns decoded (_decoded_column), checked against its count."""
+    const, count, columns = item.get("const"), item.get("count"), item.get("columns")
+    if not isinstance(const, dict) or not isinstance(columns, dict) or count.__class__ is not int or count < 0:
+        raise ResultsFileError(
+            "%s is a table item of another version or shape (ibtune_table 2 holds const, an object, count, a whole "
+            "number, and columns, an object)" % where
+        )
+    both = set(const).intersection(columns)
+    if both:
+        raise ResultsFileError("%s holds %s both in const and in columns" % (where, ", ".join(sorted(both))))
+    names = list(columns)
+    return const, names, [_decoded_column(columns[name], count, where, name, strings) for name in names], count
+
+
+def _decoded_column(column, count, where, name, strings):
+    """The ``count`` values of a version 2 column: a list as it is, a cycle repeated, runs expanded (in C), each
+    checked against ``count``; the strings of a list, a cycle or runs shared through ``strings`` (a cycle's and a
+    run's values are few: repeating them shares them)."""
+    if column.__class__ is list:
+        if len(column) == count:
+            return shared_column(column, strings)
+        problem = "holds %d values" % len(column)
+    elif isinstance(column, dict) and set(column) == {"cycle", "times"}:
+        cycle, times = column["cycle"], column["times"]
+        if cycle.__class__ is list and times.__class__ is int and times >= 0 and len(cycle) * times == count:
+            return shared_column(cycle, strings) * times
+        problem = "is a cycle that does not hold %d values (cycle %r times %r)" % (count, cycle, times)
+    elif isinstance(column, dict) and set(column) == {"runs", "lengths"}:
+        runs, lengths = column["runs"], column["lengths"]
+        if runs.__class__ is list and lengths.__class__ is list and len(runs) == len(lengths) and _lengths(lengths):
+            if sum(lengths) == count:
+                return list(itertools.chain.from_iterable(map(itertools.repeat, shared_column(runs, strings), lengths)))
+        problem = "is runs that do not hold %d values (runs of %r values, lengths %r)" % (
+            count,
+            len(runs) if isinstance(runs, list) else runs,
+            lengths if not isinstance(lengths, list) or len(lengths) < 20 else "%d lengths" % len(lengths),
+        )
+    else:
+        problem = "is neither a list nor a cycle ({cycle, times}) nor runs ({runs, lengths})"
+    raise ResultsFileError("%s column %r %s: the item says it holds %r results" % (where, name, problem, count))
+
+
+def _lengths(lengths):
+    """Whether each of a run column's lengths is a whole number of at least 1 (told in C)."""
+    return not lengths or (set(map(type, lengths)) == {int} and min(lengths) >= 1)
+
+
+def shared_column(column, strings):
+    """``column`` (a list or tuple) with its strings mapped through ``strings`` when every value is a string (a
+    new tuple), else as it is; None ``strings``: as it is."""
+    if strings is not None and column and column[0].__class__ is str and len(set(map(type, column))) == 1:
+        return tuple(map(strings.setdefault, column, column))
+    return column
 
 
 def shared_strings(columns, strings):
     """``columns`` with each column of strings mapped through ``strings`` ({text: text}, shared by the items of one
     file), so that every value naming a host is the one string object: JSON makes a new one per value (256 x 8
     all_pairs read back: 216 MiB held, not 300)."""
-    out = list(columns)
-    for index, column in enumerate(out):
-        if column and column[0].__class__ is str and len(set(map(type, column))) == 1:
-            out[index] = tuple(map(strings.setdefault, column, column))
-    return out
+    return [shared_column(column, strings) for column in columns]
 
 
 class NotAPairResult(ValueError):
@@ -295,10 +444,10 @@ def _items(items, name, strings):
     held = isinstance(items, list)
     for index, item in enumerate(items):
         if isinstance(item, dict) and TABLE_KEY in item:
-            const, names, columns, count = table_columns(item, "%s[%d]" % (name, index))
+            table = table_columns(item, "%s[%d]" % (name, index), strings)
             if held:
                 items[index] = None
-            yield (const, names, shared_strings(columns, strings), count), None
+            yield table, None
         else:
             yield None, item
 

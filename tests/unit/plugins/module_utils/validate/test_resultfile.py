@@ -56,10 +56,19 @@ def test_a_pass_in_the_table_form_reads_back_equal_in_order_and_far_smaller(tmp_
     assert json.loads(plain.read_text()) == results
     assert path.stat().st_size * 3 < plain.stat().st_size
     (table,) = json.loads(path.read_text())
-    # one run of results with the same keys: what every row shares is written once, the rest per row
+    # one run of results with the same keys: what every result shares is written once, the rest column by column
+    assert table["ibtune_table"] == 2 and table["count"] == len(results)
     assert table["const"]["test"] == "write" and table["const"]["duration_s"] == 10.0
-    assert table["columns"] == ["bw_avg_gbps", "client", "failure_kind", "passed", "rail", "round", "server"]
-    assert len(table["rows"]) == len(results)
+    columns = table["columns"]
+    assert list(columns) == ["bw_avg_gbps", "client", "failure_kind", "passed", "rail", "round", "server"]
+    # a pair's 4 rails over and over: a cycle; a pair's 4 results name one client, 44 one server: runs (and so do
+    # the verdicts, one failed: strings and nulls, bools); the figures as they are
+    assert columns["rail"] == {"cycle": ["mlx5_%d:1" % r for r in range(4)], "times": len(results) // 4}
+    assert columns["client"]["runs"][:3] == ["node01", "node02", "node03"] and set(columns["client"]["lengths"]) == {4}
+    assert columns["server"] == {"runs": ["node%02d" % s for s in range(12)], "lengths": [44] * 12}
+    assert columns["passed"]["runs"] == [True, False, True] and sum(columns["passed"]["lengths"]) == len(results)
+    assert columns["failure_kind"] == {"runs": [None, "below_threshold", None], "lengths": [149, 1, 378]}
+    assert isinstance(columns["bw_avg_gbps"], list) and len(columns["bw_avg_gbps"]) == len(results)
     healthy = [r for r in results if r["passed"]]
     _path, back = write_read(tmp_path, healthy)
     assert back == healthy
@@ -82,7 +91,7 @@ def test_runs_break_where_the_keys_change_and_at_every_batch_of_table_rows(tmp_p
     assert back == results
     doc = json.loads(path.read_text())
     # batch 1: rows 0-4; batch 2: rows 5-6, row 7 alone, rows 8-9; batch 3: rows 10-11
-    assert [len(item["rows"]) if resultfile.TABLE_KEY in item else "dict" for item in doc] == [5, 2, "dict", 2, 2]
+    assert [item["count"] if resultfile.TABLE_KEY in item else "dict" for item in doc] == [5, 2, "dict", 2, 2]
 
 
 # values that == one another but are not the same in JSON (True, 1, 1.0; 0, False, 0.0, -0.0), and others
@@ -133,7 +142,51 @@ def test_a_result_holding_the_table_marker_is_refused(tmp_path):
             '[{"ibtune_table": 1, "const": {}, "columns": ["a", "b"], "rows": [[1, 2], [3]]}]',
             r"results_paths\[0\]\[0\] row 1 does not hold the 2 columns \['a', 'b'\]",
         ),
-        ('[{"ibtune_table": 2, "const": {}, "columns": [], "rows": []}]', "another version or shape"),
+        ('[{"ibtune_table": 3, "const": {}, "columns": [], "rows": []}]', "another version or shape"),
+        ('[{"ibtune_table": true, "const": {}, "columns": [], "rows": []}]', "another version or shape"),
+        ('[{"ibtune_table": 2, "const": {}, "columns": [], "rows": []}]', r"\[0\] is a table item of another version"),
+        ('[{"ibtune_table": 2, "const": {}, "count": 2.0, "columns": {}}]', "another version or shape"),
+        ('[{"ibtune_table": 2, "const": {}, "count": -1, "columns": {}}]', "another version or shape"),
+        (
+            '[{"ibtune_table": 2, "const": {"a": 1}, "count": 2, "columns": {"a": [1, 2]}}]',
+            r"\[0\] holds a both in const and in columns",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 3, "columns": {"a": [1, 2]}}]',
+            r"\[0\] column 'a' holds 2 values: the item says it holds 3 results",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 3, "columns": {"a": {"cycle": ["x", "y"], "times": 2}}}]',
+            r"column 'a' is a cycle that does not hold 3 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 4, "columns": {"a": {"cycle": ["x", "y"], "times": 2.0}}}]',
+            r"column 'a' is a cycle that does not hold 4 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": [], "lengths": []}}}]',
+            r"column 'a' is runs that do not hold 2 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x", "y"], "lengths": [3, -1]}}}]',
+            r"column 'a' is runs that do not hold 2 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x"], "lengths": [1, 1]}}}]',
+            r"column 'a' is runs that do not hold 2 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x"], "lengths": [true, 1]}}}]',
+            r"column 'a' is runs that do not hold 2 values",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x"], "lengths": [2], "b": 1}}}]',
+            r"column 'a' is neither a list nor a cycle",
+        ),
+        (
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": "xx"}}]',
+            r"column 'a' is neither a list nor a cycle",
+        ),
     ],
 )
 def test_a_file_that_is_not_a_results_file_is_named_with_what_is_wrong(tmp_path, text, words):
@@ -264,7 +317,9 @@ def table_items_of_spec(table):
                 columns = dict(columns)
                 columns.update((k, [v] * count) for k, v in const.items() if is_nan(v))
                 names = sorted(columns)
-                item = resultfile._columns_table(names, [columns[k] for k in names], count)  # pylint: disable=protected-access
+                item = resultfile._columns_table(  # pylint: disable=protected-access
+                    names, [columns[k] for k in names], count, resultfile.COLUMNS_VERSION
+                )
                 item["const"].update((k, v) for k, v in const.items() if k not in columns)
                 yield item
 
@@ -310,3 +365,117 @@ def test_a_table_writes_the_items_the_first_written_loop_made_whatever_its_block
             assert got == "".join(resultfile.results_chunks(list(table), True))
     finally:
         resultfile.TABLE_ROWS = saved
+
+
+def decoded(column):
+    """A column as version 2 wrote it (resultfile._encoded_column), read back through a file's reader."""
+    encoded = resultfile._encoded_column(column)  # pylint: disable=protected-access
+    item = {"ibtune_table": 2, "const": {}, "count": len(column), "columns": {"k": encoded}}
+    const, names, columns, count = resultfile.table_columns(json.loads(json.dumps(item)), "item", {})
+    assert (const, names, count) == ({}, ["k"], len(column))
+    return encoded, list(columns[0])
+
+
+# the columns of a pass: hosts in runs, rails in cycles, verdicts mostly true, and what must never be taken for
+# one another (1 and True, "" and None, strings and numbers)
+PATTERN_VALUES = st.sampled_from(["node01", "node02", "mlx5_0:1", "", None, True, False, 1, 1.0, 0, -0.0, "1"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    values=st.lists(PATTERN_VALUES, min_size=1, max_size=6),
+    runs=st.lists(st.integers(1, 9), min_size=1, max_size=8),
+    times=st.integers(1, 12),
+    shape=st.sampled_from(["runs", "cycle", "both"]),
+)
+@example(values=["a", "b"], runs=[1], times=8, shape="cycle")
+@example(values=["a", "b", "a"], runs=[1], times=3, shape="cycle")
+@example(values=[True, 1], runs=[4], times=2, shape="runs")
+@example(values=["a", None], runs=[4], times=2, shape="runs")
+def test_a_column_written_as_a_cycle_or_runs_reads_back_value_for_value_and_type_for_type(values, runs, times, shape):
+    """Version 2 writes a column of strings, or of bools, as a cycle or as runs where that is shorter: read back it
+    is the column, each value of its type (1 is never read as True, None never as "")."""
+    if shape == "runs":
+        column = [v for v, n in zip(values * len(runs), runs) for _ in range(n)] * times
+    elif shape == "cycle":
+        column = values * times
+    else:
+        column = [v for v, n in zip(values, runs) for _ in range(n)] * times
+    encoded, back = decoded(column)
+    assert back == column and typed(back) == typed(column)
+    if isinstance(encoded, dict):  # only for strings and nulls or bools, and only where it holds fewer values
+        assert all(v is None or isinstance(v, str) for v in column) or all(v.__class__ is bool for v in column)
+        held = encoded.get("runs", []) + encoded.get("lengths", []) + encoded.get("cycle", [])
+        assert len(held) < len(column)
+    assert decoded(tuple(column))[1] == column
+
+
+def test_the_columns_of_a_pass_are_written_as_their_cycle_and_runs_the_figures_and_links_as_lists():
+    pairs = [("node%04d" % s, "node%04d" % c) for s in range(4) for c in range(8) if s != c]
+    rails = ["mlx5_%d:1" % r for r in range(8)]
+    servers = [s for s, _c in pairs for _r in rails]
+    links = ["%s/%s<->%s/%s" % (s, r, c, r) for s, c in pairs for r in rails]
+    figures = [390.5 + n % 7 for n in range(len(links))]
+    assert decoded(servers)[0] == {"runs": ["node%04d" % s for s in range(4)], "lengths": [7 * 8] * 4}
+    assert decoded(rails * len(pairs))[0] == {"cycle": rails, "times": len(pairs)}
+    assert decoded(links)[0] == links and decoded(figures)[0] == figures
+    # nearly all pass: the failed ones cut the runs of a bool column; a column of strings and nulls stays a list
+    passed = [n % 100 != 5 for n in range(len(links))]
+    assert len(links) == 224
+    assert decoded(passed)[0] == {"runs": [True, False] * 3 + [True], "lengths": [5, 1, 99, 1, 99, 1, 18]}
+    kinds = [None if ok else "below_threshold" for ok in passed]
+    assert decoded(kinds)[0] == {"runs": [None, "below_threshold"] * 3 + [None], "lengths": [5, 1, 99, 1, 99, 1, 18]}
+    assert decoded([None, 1] * 8)[0] == [None, 1] * 8  # a number among nulls: as it is
+    assert decoded(["a"] * 6 + ["b"])[0] == ["a"] * 6 + ["b"]  # under 8 values: a list, whatever it holds
+    assert decoded(["a"] * 7 + ["b"])[0] == {"runs": ["a", "b"], "lengths": [7, 1]}
+
+
+def test_a_results_file_of_an_earlier_release_version_1_rows_still_reads(tmp_path):
+    """Results files written before version 2 (rows) are read as they were, beside version 2 items."""
+    results = [result("node%02d" % s, "node%02d" % c, "mlx5_0:1", s, 392.0 + c) for s in range(4) for c in range(4)]
+    items = list(resultfile.table_items(results[:9], resultfile.TABLE_VERSION))
+    items += list(resultfile.table_items(results[9:], resultfile.COLUMNS_VERSION))
+    assert [item["ibtune_table"] for item in items] == [1, 2] and "rows" in items[0]
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(items))
+    back = resultfile.read_results(str(path))
+    assert back == results and typed(back) == typed(results)
+    table = resultfile.read_table(str(path))
+    assert list(table) == results
+
+
+def jq_program():
+    """The jq program docs/fabric_report.md gives for reading results.json a result a line."""
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).parents[5] / "docs" / "fabric_report.md").read_text()
+    (program,) = re.findall(r"```\n  (jq -c .*?) results\.json\n  ```", doc, re.S)
+    return program
+
+
+def test_the_jq_program_the_docs_give_prints_one_result_a_line_for_both_versions(tmp_path):
+    import shlex
+    import shutil
+    import subprocess
+
+    if shutil.which("jq") is None:
+        pytest.fail("jq is not installed: scripts/bootstrap.sh installs it (make test's hosts have it)")
+    results = [
+        result("node%02d" % s, "node%02d" % c, "mlx5_%d:1" % r, s, 392.0 if (s, c) != (1, 2) else 100.0)
+        for s in range(3)
+        for c in range(3)
+        if s != c
+        for r in range(4)
+    ]
+    results[5]["peer_median"] = 391.0  # a result with a key of its own: a plain dict between table items
+    items = list(resultfile.table_items(results[:10], resultfile.TABLE_VERSION))
+    items += list(resultfile.table_items(results[10:], resultfile.COLUMNS_VERSION))
+    assert {item.get("ibtune_table") for item in items} == {None, 1, 2}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(items))
+    argv = shlex.split(jq_program()) + [str(path)]
+    assert argv[:2] == ["jq", "-c"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    back = [json.loads(line) for line in out.splitlines()]
+    assert back == results  # value for value: jq prints a number its own way (360.0 as 360)
