@@ -118,8 +118,8 @@ def _encoded_column(column):
 def _runs(column):
     """The runs form of a column whose first two values are equal, or the column where runs hold no fewer values.
     Runs of one length (a pair's 8 results, pair after pair: the length told by the first run, shorter than
-    _LONGEST_RUN) are taken a stride apart and checked by remaking the column from them and comparing, in C; any others are
-    grouped (itertools.groupby: twice as slow)."""
+    _LONGEST_RUN) are taken a stride apart and checked by remaking the column from them and comparing, in C; any
+    others are grouped (itertools.groupby: twice as slow)."""
     count, first = len(column), column[0]
     length = 2
     while length < count and length < _LONGEST_RUN and column[length] == first:
@@ -399,9 +399,9 @@ def _decoded_column(column, count, where, name, strings):
         problem = "is a cycle that does not hold %d values (cycle %r times %r)" % (count, cycle, times)
     elif isinstance(column, dict) and set(column) == {"runs", "lengths"}:
         runs, lengths = column["runs"], column["lengths"]
-        if runs.__class__ is list and lengths.__class__ is list and len(runs) == len(lengths) and _lengths(lengths):
-            if sum(lengths) == count:
-                return list(itertools.chain.from_iterable(map(itertools.repeat, shared_column(runs, strings), lengths)))
+        whole = runs.__class__ is list and lengths.__class__ is list and len(runs) == len(lengths)
+        if whole and _lengths(lengths) and sum(lengths) == count:
+            return list(itertools.chain.from_iterable(map(itertools.repeat, shared_column(runs, strings), lengths)))
         problem = "is runs that do not hold %d values (runs of %r values, lengths %r)" % (
             count,
             len(runs) if isinstance(runs, list) else runs,

@@ -168,7 +168,8 @@ def test_a_result_holding_the_table_marker_is_refused(tmp_path):
             r"column 'a' is runs that do not hold 2 values",
         ),
         (
-            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x", "y"], "lengths": [3, -1]}}}]',
+            '[{"ibtune_table": 2, "const": {}, "count": 2, "columns": {"a": {"runs": ["x", "y"], "lengths": [3, -1]}}}'
+            "]",
             r"column 'a' is runs that do not hold 2 values",
         ),
         (
