@@ -216,7 +216,13 @@ def test_the_service_runs_once_against_sysfs_and_the_real_dump(tmp_path):
         pytest.skip("this machine has NVML: the GPU part is proven by the H200 fixtures")
     text = (Path(config["textfile_dir"]) / te.PCIE_FILE).read_text()
     found = {(n, lab.get("device"), lab.get("direction")): float(v) for n, lab, v in samples(text)}
-    assert 0.8 < found[("ibtune_pcie_saturation_ratio", "mlx5_0", "tx")] < 1.0  # ~30 GB/s of a Gen4 x16 slot
+    # 30 GB crossed mlx5_0 within a window of at least 1 s (--window 1, counted from the service's first read): at
+    # most 30 GB/s, less where a loaded machine stretches the window (a ratio of 0.73 instead of ~0.95 seen in a make
+    # test under a load of 15 on 2 cores), never more; the ratio is that over what a Gen4 x16 slot moves
+    throughput = found[("ibtune_pcie_throughput_bytes_per_second", "mlx5_0", "tx")]
+    capacity = found[("ibtune_pcie_capacity_bytes_per_second", "mlx5_0", None)]
+    assert 30e9 / 5 < throughput <= 30e9 and 0.9 < 30e9 / capacity < 1.0
+    assert found[("ibtune_pcie_saturation_ratio", "mlx5_0", "tx")] == pytest.approx(throughput / capacity, rel=1e-3)
     assert found[("ibtune_pcie_capacity_bytes_per_second", "mlx5_1", None)] == 25e9  # HDR port below Gen5 x8
     assert found[("ibtune_pcie_link_degraded", "mlx5_1", None)] == 1  # x8 of x16
     assert 'ibtune_pcie_source_up{source="nvml"} 0' in text
