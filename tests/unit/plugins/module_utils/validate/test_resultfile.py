@@ -397,11 +397,11 @@ def test_a_column_written_as_a_cycle_or_runs_reads_back_value_for_value_and_type
     """Version 2 writes a column of strings, or of bools, as a cycle or as runs where that is shorter: read back it
     is the column, each value of its type (1 is never read as True, None never as "")."""
     if shape == "runs":
-        column = [v for v, n in zip(values * len(runs), runs) for _ in range(n)] * times
+        column = [value for v, n in zip(values * len(runs), runs) for value in [v] * n] * times
     elif shape == "cycle":
         column = values * times
     else:
-        column = [v for v, n in zip(values, runs) for _ in range(n)] * times
+        column = [value for v, n in zip(values, runs) for value in [v] * n] * times
     encoded, back = decoded(column)
     assert back == column and typed(back) == typed(column)
     if isinstance(encoded, dict):  # only for strings and nulls or bools, and only where it holds fewer values
