@@ -756,6 +756,7 @@ class _Block:
 
     def __init__(self, join):
         self.join = join
+        self.port_sets, self.verdict_sets = join.port_sets, join.verdict_sets
         self.pairs = []  # (server, client, round, pass, count, verdicts, server ports, client ports, rails, bw_avg,
         self.count = 0  # bw_peak) of each pair; the results they hold
 
@@ -766,15 +767,22 @@ class _Block:
         if sline is None or cline is None or sline[0] != names or cline[0] != names:
             return False
         ssides, csides = sline[1], cline[1]
-        if ssides.__class__ is not _Sides or csides.__class__ is not _Sides or not (ssides.kind_free and csides.kind_free):
-            return False
-        join = self.join
+        if ssides.__class__ is not _Sides or csides.__class__ is not _Sides or not (ssides[4] and csides[4]):
+            return False  # [4]: kind_free
         pass_no, round_no, server, client = key
-        sports, cports = join.plan_ports(server, planned), join.plan_ports(client, planned)
+        port_sets = self.port_sets  # plan_ports' (a pair's two hosts share its rails: one lookup each)
+        sports, cports = port_sets.get((server, planned), _NO_PORTS), port_sets.get((client, planned), _NO_PORTS)
+        if sports is _NO_PORTS or cports is _NO_PORTS:
+            sports, cports = self.join.plan_ports(server, planned), self.join.plan_ports(client, planned)
         if sports is None or cports is None:
             return False
         count = len(names)
-        bw_avg, bw_peak = csides.value(_BW_AVG), csides.value(_BW_PEAK)
+        bw_avg = bw_peak = None  # csides.value(_BW_AVG), value(_BW_PEAK), in one scan
+        for at, column in csides[1]:
+            if at == _BW_AVG:
+                bw_avg = column
+            elif at == _BW_PEAK:
+                bw_peak = column
         if bw_avg is None:
             bw_avg = csides.base[_BW_AVG]
             if bw_avg.__class__ is not float:
@@ -784,7 +792,10 @@ class _Block:
             return False
         if bw_peak is None:
             bw_peak = (csides.base[_BW_PEAK],) * count
-        verdicts = join.verdicts(sports[2], cports[2])
+        rates = (sports[2], cports[2])
+        verdicts = self.verdict_sets.get(rates)
+        if verdicts is None:
+            verdicts = self.join.verdicts(*rates)
         self.pairs.append((server, client, round_no, pass_no, count, verdicts, sports, cports, planned, bw_avg, bw_peak))
         self.count += count
         return True
