@@ -1,6 +1,7 @@
 """The controller at scale, on the modules' own code path: plan + slice files (fabric_plan), the pass bundle and
 sbatch call of the Slurm launcher (slurm_pass), the hosts' side files (what ibtune-schedule writes: simulated),
-the join reading them (fabric_join's run_fabric_join: the plan file decoded too), and the report with every file format (fabric_report's module.run).
+the join reading them (fabric_join itself, run_fabric_join: its plan file decoded too), and the report with every
+file format (fabric_report's module.run).
 
 Run from the repo root: .venv/bin/python bench/bench_scale.py [HOSTSxRAILS:strategy[:rounds] ...]
 Default: 256, 1024 and 2048 hosts x 8 rails with random 8 rounds and cover_links (a synthetic rail-optimised
@@ -173,7 +174,9 @@ def one(spec):
             # the results as they are joined (run_fabric_join, with fabric_join's parameters)
             params = dict((key, None) for key in validate_module.JOIN_SETTINGS)
             params.update(test="write", duration=10, min_link_fraction=0.9, bidirectional=False)
-            params.update(plan=plan_file, sides=[], sides_dir=results_dir, dest=os.path.join(work, "pass1-results.json"))
+            params.update(
+                plan=plan_file, sides=[], sides_dir=results_dir, dest=os.path.join(work, "pass1-results.json")
+            )
             result = validate_module.run_fabric_join(params)
             if result.get("failed"):
                 raise RuntimeError(result["msg"])

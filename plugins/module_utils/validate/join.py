@@ -777,26 +777,14 @@ class _Block:
         if sports is None or cports is None:
             return False
         count = len(names)
-        bw_avg = bw_peak = None  # csides.value(_BW_AVG), value(_BW_PEAK), in one scan
-        for at, column in csides[1]:
-            if at == _BW_AVG:
-                bw_avg = column
-            elif at == _BW_PEAK:
-                bw_peak = column
-        if bw_avg is None:
-            bw_avg = csides.base[_BW_AVG]
-            if bw_avg.__class__ is not float:
-                return False
-            bw_avg = (bw_avg,) * count
-        elif set(map(type, bw_avg)) != {float}:
+        figures = _figure_columns(csides, count)
+        if figures is None:
             return False
-        if bw_peak is None:
-            bw_peak = (csides.base[_BW_PEAK],) * count
         rates = (sports[2], cports[2])
         verdicts = self.verdict_sets.get(rates)
         if verdicts is None:
             verdicts = self.join.verdicts(*rates)
-        self.pairs.append((server, client, round_no, pass_no, count, verdicts, sports, cports, planned, bw_avg, bw_peak))
+        self.pairs.append((server, client, round_no, pass_no, count, verdicts, sports, cports, planned) + figures)
         self.count += count
         return True
 
@@ -832,6 +820,28 @@ class _Block:
             figures,
             list(_chain(bw_peak)),
         ] + gates + [passed, kinds, failures]
+
+
+def _figure_columns(csides, count):
+    """(bw_avg, bw_peak) of a clean client round (a _Sides of ``count`` rows) as columns, or None where a bw_avg
+    figure is not a float (its pair's rows are made one by one). csides.value(_BW_AVG) and value(_BW_PEAK), in one
+    scan."""
+    bw_avg = bw_peak = None
+    for at, column in csides[1]:
+        if at == _BW_AVG:
+            bw_avg = column
+        elif at == _BW_PEAK:
+            bw_peak = column
+    if bw_avg is None:
+        bw_avg = csides.base[_BW_AVG]
+        if bw_avg.__class__ is not float:
+            return None
+        bw_avg = (bw_avg,) * count
+    elif set(map(type, bw_avg)) != {float}:
+        return None
+    if bw_peak is None:
+        bw_peak = (csides.base[_BW_PEAK],) * count
+    return bw_avg, bw_peak
 
 
 _chain = itertools.chain.from_iterable
