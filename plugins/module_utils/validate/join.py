@@ -915,7 +915,9 @@ def join_written(pairs, sides, rails, settings, dest, side_files=()):
             for number, columns in _chunks(join, pairs):
                 count[0] += number
                 if not all(columns[_PASSED]):
-                    failed.extend(join.result(row) for row in zip(*columns) if not row[_PASSED])
+                    # the failed rows alone: a block of 4096 results holds a few (a row each is 4 M at 1024 x 8)
+                    failing = itertools.compress(range(number), map(operator.not_, columns[_PASSED]))
+                    failed.extend(join.result(map(operator.itemgetter(at), columns)) for at in failing)
                 yield number, columns
 
         if dest is None:
