@@ -1,6 +1,7 @@
 """The controller at scale, on the modules' own code path: plan + slice files (fabric_plan), the pass bundle and
 sbatch call of the Slurm launcher (slurm_pass), the hosts' side files (what ibtune-schedule writes: simulated),
-the join reading them (fabric_join), and the report with every file format (fabric_report's module.run).
+the join reading them (fabric_join itself, run_fabric_join: its plan file decoded too), and the report with every
+file format (fabric_report's module.run).
 
 Run from the repo root: .venv/bin/python bench/bench_scale.py [HOSTSxRAILS:strategy[:rounds] ...]
 Default: 256, 1024 and 2048 hosts x 8 rails with random 8 rounds and cover_links (a synthetic rail-optimised
@@ -113,7 +114,8 @@ def report_params(results_path, hosts, dest):
 def one(spec):
     from ansible_collections.ibtune.fabric.plugins.module_utils.report import module as report_module
     from ansible_collections.ibtune.fabric.plugins.module_utils.slurm import launcher
-    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join, plan, sidefiles
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import module as validate_module
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import plan, sidefiles
 
     size, strategy, *rest = spec.split(":")
     n_hosts, n_rails = (int(x) for x in size.split("x"))
@@ -165,20 +167,20 @@ def one(spec):
         figures["bundle_mib"] = os.path.getsize(os.path.join(work, "pass.tar.gz")) / 2**20
         results_dir = os.path.join(work, "results")
         phase("hosts", lambda: simulate_hosts(planned, results_dir))
-        pairs = planned["pairs"]
-        figures.update(rounds=planned["rounds"], pairs=len(pairs))
-        planned = None  # the slices are on disk: the join needs only the pairs
+        figures.update(rounds=planned["rounds"], pairs=len(planned["pairs"]))
+        planned = None  # on disk: the join reads the plan file, as fabric_join does
 
-        def joined():  # what fabric_join does: read the side files as it indexes them, write results as joined
-            counts, _failed, _refused = join.join_written(
-                pairs,
-                (),
-                rails,
-                {"test": "write", "duration": 10, "min_link_fraction": 0.9},
-                os.path.join(work, "pass1-results.json"),
-                side_files=sidefiles.iter_side_items(results_dir),
+        def joined():  # fabric_join itself: decode the plan file, read the side files as it indexes them, write
+            # the results as they are joined (run_fabric_join, with fabric_join's parameters)
+            params = dict((key, None) for key in validate_module.JOIN_SETTINGS)
+            params.update(test="write", duration=10, min_link_fraction=0.9, bidirectional=False)
+            params.update(
+                plan=plan_file, sides=[], sides_dir=results_dir, dest=os.path.join(work, "pass1-results.json")
             )
-            return counts["results"]
+            result = validate_module.run_fabric_join(params)
+            if result.get("failed"):
+                raise RuntimeError(result["msg"])
+            return result["result_count"]
 
         figures["results"] = phase("join", joined)
         dest = os.path.join(work, "report")

@@ -12,9 +12,10 @@ At 1024 hosts x 8 rails all_pairs a pass is 8.4 M sides and 4.2 M results, so ne
 round is one line of the index (SideIndex: 1 M entries there, not 8.4 M) holding its sides as columns of what the
 join reads (_Sides, SIDE_READS), a side file of such rounds indexed at once in C (_index_rounds); any other side is
 a tuple of SIDE_READS. A pair's results are made as columns in the order of their keys (SHARED_KEYS, PAIR_KEYS,
-FIGURE_KEYS, VERDICT_KEYS): the common pair's a column at a time (_clean_chunk), any other's a row per rail
-(_pair_rows), and written a pair's columns at a time (resultfile.write_chunks). A result becomes a dict only where
-one is handed over: join_checked's, and the failures join_written returns.
+FIGURE_KEYS, VERDICT_KEYS): the common pair's a column at a time, with the common pairs next to it as one chunk
+(_Block: up to 512 pairs), any other's a row per rail (_pair_rows), and written a chunk's columns at a time
+(resultfile.write_chunks). A result becomes a dict only where one is handed over: join_checked's, and the failures
+join_written returns.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -85,7 +86,7 @@ class _Sides(tuple):
     """A runner's round of sides held as columns (what _index_table reads of a table item): the values every row
     shares (``base``, one per SIDE_READS) and the others as (position in SIDE_READS, column). A row's side tuple is
     made only where one is asked for (expand): the join makes the common pair's results from the columns
-    (_clean_chunk), so a pass's 8.4 M sides are never 8.4 M tuples. A server round without a failure keeps only its
+    (_Block), so a pass's 8.4 M sides are never 8.4 M tuples. A server round without a failure keeps only its
     device and port: the join reads nothing else of a clean server side (_clean_server). A tuple (base, own, count,
     server, kind_free), so that a side file's rounds are made in C (_index_rounds); _sides makes one."""
 
@@ -537,7 +538,8 @@ class _Join:
     """One pass's join: the indexed sides, the plan's ports, the settings, and what every result of the pass shares
     (worked out once: the keys every result holds alike, the line rate and the gate of each pair of port rates)."""
 
-    columnar = True  # the common pair's results made as columns (_clean_chunk); the tests join with it off too
+    columnar = True  # the common pair's results made as columns (_Block); the tests join with it off too
+    block_pairs = 512  # the most pairs one chunk of columns holds (a table item's 4096 results at 8 rails)
 
     def __init__(self, sides, side_files, rails, settings):
         self.settings = settings
@@ -681,26 +683,33 @@ def _duplicate_failure(join, key):
 
 
 def _chunks(join, pairs):
-    """Each planned (pair, rail)'s result, a pair at a time, as (count, columns): one column per key of join.keys,
-    in order (a generator). A pair's sides are taken out of the index as it is joined (SideIndex.take): what is
-    left at the end is what the plan does not hold (_refused), and the index shrinks as the results are written (a
-    pass planning one key twice gets no_result the second time). The common pair (both rounds came back whole and
-    clean, a bandwidth test) is made as columns (_clean_chunk); any other, a row per rail (_pair_rows)."""
+    """Each planned (pair, rail)'s result, in plan order, as (count, columns): one column per key of join.keys, in
+    order (a generator). A pair's sides are taken out of the index as it is joined (SideIndex.take): what is left at
+    the end is what the plan does not hold (_refused), and the index shrinks as the results are written (a pass
+    planning one key twice gets no_result the second time). The common pair (both rounds came back whole and clean,
+    a bandwidth test) is made as columns, with the common pairs next to it: up to join.block_pairs of them are one
+    chunk (_Block); any other pair ends the block and is made a row per rail (_pair_rows), a chunk of its own."""
     lines = join.index.lines
     width = len(join.keys)
     columnar = join.columnar and join.kind == "bandwidth" and not join.duplicate_roles
+    block = _Block(join)
+    most = join.block_pairs
     for pair in pairs:
         planned = tuple(pair["rails"])
         names = tuple(map(str, planned))
         key = (int(pair.get("pass") or 1), int(pair["round"]), pair["server"], pair["client"])
         got = lines.get(key) if columnar else None
-        chunk = _clean_chunk(join, got, key, planned, names) if got is not None else None
-        if chunk is not None:
+        if got is not None and block.add(got, key, planned, names):
             del lines[key]  # taken, as SideIndex.take takes it
-            yield chunk
+            if len(block.pairs) >= most:
+                yield block.chunk()
             continue
+        if block.pairs:
+            yield block.chunk()
         rows = list(_pair_rows(join, pair, key[0], key[1], join.index.take(key, names)))
         yield len(rows), (list(zip(*rows)) if rows else [()] * width)
+    if block.pairs:
+        yield block.chunk()
 
 
 def _pair_rows(join, pair, pass_no, round_no, taken):
@@ -737,50 +746,112 @@ def _pair_rows(join, pair, pass_no, round_no, taken):
         )
 
 
-def _clean_chunk(join, got, key, planned, names):
-    """The results of a pair (``key``: pass, round, server, client) whose two rounds (``got``, its lines) came back
-    as columns (_Sides), hold exactly its rails (``planned``, as strings ``names``), carry no failure kind and a
-    float figure for each rail, and whose hosts the plan gives a device, a port and one rate on each of these
-    rails, as (count, columns): what _pair_rows makes of them, a column at a time (the same verdict per figure and
-    gate, _Verdicts). None for any other pair: its rows are made one by one."""
-    sline, cline = got
-    if sline is None or cline is None or sline[0] != names or cline[0] != names:
-        return None
-    ssides, csides = sline[1], cline[1]
-    if ssides.__class__ is not _Sides or csides.__class__ is not _Sides or not (ssides.kind_free and csides.kind_free):
-        return None
-    pass_no, round_no, server, client = key
-    sports, cports = join.plan_ports(server, planned), join.plan_ports(client, planned)
-    if sports is None or cports is None:
-        return None
-    count = len(names)
-    verdicts = join.verdicts(sports[2], cports[2])
-    bw_avg, bw_peak = csides.value(_BW_AVG), csides.value(_BW_PEAK)
+class _Block:
+    """The results of consecutive clean pairs, made as one chunk of columns (_chunks): what _pair_rows makes of each,
+    a column at a time across the pairs (the same verdict per figure and gate, _Verdicts). A pair is clean when its
+    two rounds (its lines) came back as columns (_Sides), hold exactly its rails, carry no failure kind and a float
+    figure for each rail, and the plan gives its hosts a device, a port and one rate on each of these rails. add()
+    keeps what a pair's columns are made of; chunk() makes them, in C (chain, repeat), once per block: a pass's
+    524 K pairs at 1024 hosts x 8 rails all_pairs are a thousand chunks, not 524 K of 24 columns each."""
+
+    def __init__(self, join):
+        self.join = join
+        self.port_sets, self.verdict_sets = join.port_sets, join.verdict_sets
+        self.pairs = []  # (server, client, round, pass, count, verdicts, server ports, client ports, rails, bw_avg,
+        self.count = 0  # bw_peak) of each pair; the results they hold
+
+    def add(self, got, key, planned, names):
+        """Keep the pair ``key`` (pass, round, server, client) whose lines are ``got``, planned on ``planned`` (as
+        strings ``names``) when it is clean; False (nothing kept) for any other: its rows are made one by one."""
+        sline, cline = got
+        if sline is None or cline is None or sline[0] != names or cline[0] != names:
+            return False
+        ssides, csides = sline[1], cline[1]
+        if ssides.__class__ is not _Sides or csides.__class__ is not _Sides or not (ssides[4] and csides[4]):
+            return False  # [4]: kind_free
+        pass_no, round_no, server, client = key
+        port_sets = self.port_sets  # plan_ports' (a pair's two hosts share its rails: one lookup each)
+        sports, cports = port_sets.get((server, planned), _NO_PORTS), port_sets.get((client, planned), _NO_PORTS)
+        if sports is _NO_PORTS or cports is _NO_PORTS:
+            sports, cports = self.join.plan_ports(server, planned), self.join.plan_ports(client, planned)
+        if sports is None or cports is None:
+            return False
+        count = len(names)
+        figures = _figure_columns(csides, count)
+        if figures is None:
+            return False
+        rates = (sports[2], cports[2])
+        verdicts = self.verdict_sets.get(rates)
+        if verdicts is None:
+            verdicts = self.join.verdicts(*rates)
+        self.pairs.append((server, client, round_no, pass_no, count, verdicts, sports, cports, planned) + figures)
+        self.count += count
+        return True
+
+    def chunk(self):
+        """(count, columns) of the pairs kept, in order; the block is empty again."""
+        servers, clients, rounds, passes, counts, verdicts, sports, cports, rails, bw_avg, bw_peak = zip(*self.pairs)
+        total = self.count
+        self.pairs, self.count = [], 0
+
+        def each(values):  # a value per pair, as a value per result
+            return list(_chain(map(itertools.repeat, values, counts)))
+
+        figures = list(_chain(bw_avg))
+        clients = each(clients)
+        if len(set(map(id, verdicts))) == 1:  # one gate (the common case): its columns once
+            gates = verdicts[0].gate_columns(total)
+            judged = map(verdicts[0].__getitem__, figures)
+        else:
+            gates = [each(column) for column in zip(*(_gate_values(got.gate) for got in verdicts))]
+            judged = map(dict.__getitem__, each(verdicts), figures)  # a _Verdicts' __missing__ judges a new figure
+        passed, kinds, failures = zip(*judged)
+        return total, self.join.shared_columns(total) + [
+            each(servers),
+            list(_chain(map(_FIRST, sports))),
+            list(_chain(map(_SECOND, sports))),
+            clients,
+            list(_chain(map(_FIRST, cports))),
+            list(_chain(map(_SECOND, cports))),
+            list(_chain(rails)),
+            each(rounds),
+            clients,  # measured_by
+            each(passes),
+            figures,
+            list(_chain(bw_peak)),
+        ] + gates + [passed, kinds, failures]
+
+
+def _figure_columns(csides, count):
+    """(bw_avg, bw_peak) of a clean client round (a _Sides of ``count`` rows) as columns, or None where a bw_avg
+    figure is not a float (its pair's rows are made one by one). csides.value(_BW_AVG) and value(_BW_PEAK), in one
+    scan."""
+    bw_avg = bw_peak = None
+    for at, column in csides[1]:
+        if at == _BW_AVG:
+            bw_avg = column
+        elif at == _BW_PEAK:
+            bw_peak = column
     if bw_avg is None:
         bw_avg = csides.base[_BW_AVG]
         if bw_avg.__class__ is not float:
             return None
-        passed, kinds, failures = ((value,) * count for value in verdicts[bw_avg])
-    elif set(map(type, bw_avg)) == {float}:
-        passed, kinds, failures = zip(*map(verdicts.__getitem__, bw_avg))
-    else:
+        bw_avg = (bw_avg,) * count
+    elif set(map(type, bw_avg)) != {float}:
         return None
     if bw_peak is None:
         bw_peak = (csides.base[_BW_PEAK],) * count
-    return count, join.shared_columns(count) + [
-        (server,) * count,
-        sports[0],
-        sports[1],
-        (client,) * count,
-        cports[0],
-        cports[1],
-        planned,
-        (round_no,) * count,
-        (client,) * count,  # measured_by
-        (pass_no,) * count,
-        bw_avg if bw_avg.__class__ is tuple else (bw_avg,) * count,
-        bw_peak,
-    ] + verdicts.gate_columns(count) + [passed, kinds, failures]
+    return bw_avg, bw_peak
+
+
+_chain = itertools.chain.from_iterable
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+
+
+def _gate_values(got):
+    """(line rate, threshold, basis) of a bandwidth_gate."""
+    rate, threshold, _no_rate = got
+    return rate, threshold["threshold_gbps"], threshold["basis"]
 
 
 class _Verdicts(dict):
@@ -798,10 +869,7 @@ class _Verdicts(dict):
         tuples)."""
         got = self.gates.get(count)
         if got is None:
-            rate, threshold, _no_rate = self.gate
-            got = self.gates[count] = [
-                (value,) * count for value in (rate, threshold["threshold_gbps"], threshold["basis"])
-            ]
+            got = self.gates[count] = [(value,) * count for value in _gate_values(self.gate)]
         return list(got)
 
     def __missing__(self, figure):
@@ -847,7 +915,9 @@ def join_written(pairs, sides, rails, settings, dest, side_files=()):
             for number, columns in _chunks(join, pairs):
                 count[0] += number
                 if not all(columns[_PASSED]):
-                    failed.extend(join.result(row) for row in zip(*columns) if not row[_PASSED])
+                    # the failed rows alone: a block of 4096 results holds a few (a row each is 4 M at 1024 x 8)
+                    failing = itertools.compress(range(number), map(operator.not_, columns[_PASSED]))
+                    failed.extend(join.result(map(operator.itemgetter(at), columns)) for at in failing)
                 yield number, columns
 
         if dest is None:

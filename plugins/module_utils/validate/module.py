@@ -12,6 +12,7 @@ __metaclass__ = type
 import json
 import signal
 
+from ansible_collections.ibtune.fabric.plugins.module_utils.common.memory import paused_gc
 from ansible_collections.ibtune.fabric.plugins.module_utils.common.module import ModuleError
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import join as join_utils
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import pairs as pairs_utils
@@ -126,7 +127,9 @@ JOIN_SETTINGS = (
 
 
 def _join_result(p, check_mode, warnings):
-    with open(p["plan"]) as handle:
+    # the plan file is hundreds of MB at 1024 hosts x 8 rails all_pairs (a dict per pair): decoded with the cyclic
+    # collector paused, as the join runs (see common/memory.py)
+    with open(p["plan"]) as handle, paused_gc():
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in JOIN_SETTINGS)
     side_files = sidefiles.iter_side_items(p["sides_dir"]) if p["sides_dir"] else ()

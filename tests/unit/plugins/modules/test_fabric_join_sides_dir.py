@@ -58,3 +58,29 @@ def test_a_host_whose_side_file_never_came_is_no_result(tmp_path):
     assert len(lost) == 6 and {r["failure_kind"] for r in lost} <= {"no_result", "server_failed"}
     assert all("no result came back" in r["failure"] for r in lost)
     assert joined["failure_kinds"]["no_result"] + joined["failure_kinds"]["server_failed"] == 6
+
+
+def test_the_plan_file_is_decoded_with_the_cyclic_collector_paused(tmp_path, monkeypatch):
+    """The plan file is hundreds of MB at 1024 hosts x 8 rails all_pairs (a dict per pair): fabric_join decodes it
+    with the collector paused, as the join runs, and the collector is back as it was after."""
+    import gc
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import module as validate_module
+
+    plan, by_host = planned_sides(tmp_path)
+    decoded = []
+
+    def load(handle):
+        decoded.append(gc.isenabled())
+        return json.loads(handle.read())
+
+    monkeypatch.setattr(validate_module.json, "load", load)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        joined = join(plan, tmp_path / "r.json", sides=[s for sides in by_host.values() for s in sides])
+        assert gc.isenabled()
+    finally:
+        if not was:
+            gc.disable()
+    assert decoded == [False] and joined["result_count"] == 12

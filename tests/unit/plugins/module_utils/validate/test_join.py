@@ -367,18 +367,21 @@ def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path
 
 
 FIGURES = [392.0, 392.5, 180.0, 391.25]
-ODD_FIGURES = [392, None, float("nan"), -0.0, 0.0, -1.0, "392"]
+ODD_FIGURES = [392, None, float("nan"), -0.0, 0.0, -1.0, -1, "392"]
 
 
-def mostly_clean_pass(seed):
+def mostly_clean_pass(seed, hosts=(3, 8), twice=0.02):
     """(pairs, sides, rails, settings) of a pass whose rounds mostly came back whole and clean, as a runner writes
     them (a round's sides at once, their figures shared or as a column), with now and then what sends a pair or a
     whole side file another way: a failed rail, a figure that is an int, None, NaN, -0.0 or 0.0, a rail the plan
-    gives no device or another rate, a round planned on fewer rails, a round written twice, a side missing."""
+    gives no device or another rate, a round planned on fewer rails, a round written twice, a side missing; and
+    (blocks of pairs made at once, join._Block) a host on another rate, so that a block's pairs have two gates, a pair
+    planned twice, pass 0 or None, a round written in another rail order, a whole round at -1.0. ``hosts``: how
+    many (at least, at most); ``twice``: how often a round is written twice."""
     import random
 
     rnd = random.Random(seed)
-    hosts = ["h%02d" % i for i in range(rnd.randint(3, 8))]
+    hosts = ["h%02d" % i for i in range(rnd.randint(*hosts))]
     names = ["mlx5_%d:1" % r for r in range(4)]
     rails_of = dict((h, [{"rail": n, "device": n[:6], "port": 1, "rate_gbps": 400.0} for n in names]) for h in hosts)
     for h in hosts:
@@ -386,24 +389,32 @@ def mostly_clean_pass(seed):
             rails_of[h][rnd.randrange(4)][rnd.choice(["device", "port"])] = None
         if rnd.random() < 0.1:
             rails_of[h][rnd.randrange(4)]["rate_gbps"] = rnd.choice([200.0, 400, None])
+        if rnd.random() < 0.15:
+            for rail in rails_of[h]:  # the whole host on another rate: another gate for its pairs
+                rail["rate_gbps"] = 200.0
     pairs, sides = [], []
     for number, (a, b) in enumerate(((a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :]), 1):
         pair = {"round": number, "server": a, "client": b, "rails": names if rnd.random() > 0.05 else names[:2]}
         if rnd.random() < 0.1:
-            pair["pass"] = rnd.choice([1, 2])
+            pair["pass"] = rnd.choice([1, 2, 0, None])
         pairs.append(pair)
-        sides += round_sides(rnd, pair)
+        if rnd.random() < 0.03:
+            pairs.append(dict(pair))  # planned twice: no_result the second time
+        sides += round_sides(rnd, pair, twice)
     return pairs, sides, rails_of, dict(SETTINGS, bidirectional=rnd.choice([True, False]))
 
 
-def round_sides(rnd, pair):
+def round_sides(rnd, pair, twice):
     """The sides of a pair's two rounds (mostly_clean_pass)."""
     out = []
-    same = rnd.choice(FIGURES)
+    same = rnd.choice(FIGURES) if rnd.random() > 0.03 else -1.0
     for role, host, peer in (("server", pair["server"], pair["client"]), ("client", pair["client"], pair["server"])):
         if rnd.random() < 0.02:
             continue  # the round never came back
-        for rail in pair["rails"]:
+        order = list(pair["rails"])
+        if rnd.random() < 0.03:
+            order.reverse()  # written in another rail order than the plan's
+        for rail in order:
             side = {"round": pair["round"], "role": role, "host": host, "peer": peer, "rail": rail, "device": rail[:6]}
             side.update(port=1, failure_kind=None, failure=None, rc=0, elapsed_s=10.4, test="write")
             side.update({"pass": pair["pass"]} if "pass" in pair else {})
@@ -415,68 +426,92 @@ def round_sides(rnd, pair):
                 bw = same if rnd.random() < 0.7 else rnd.choice(FIGURES)
                 side.update(bw_avg_gbps=rnd.choice(ODD_FIGURES) if rnd.random() < 0.03 else bw, bw_peak_gbps=0.0)
             out.append(side)
-        if rnd.random() < 0.02:
+        if rnd.random() < twice:
             out.extend(dict(s) for s in out[-len(pair["rails"]) :])  # the round written twice
     return out
 
 
-def write_rounds(directory, sides, rnd):
+def write_rounds(directory, sides, rnd, split=False, again=0.1):
     """Each host's side file as a runner writes it: a round's sides at once (sidefiles.side_lines); now and then a
-    line written twice (a runner that ran a round again)."""
+    line written twice (a runner that ran a round again: ``again`` of the files), and (``split``) a round written as
+    two lines."""
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    def round_lines(group):
+        if split and len(group) > 1 and rnd.random() < 0.05:
+            cut = rnd.randint(1, len(group) - 1)
+            return sidefiles.side_lines(group[:cut]) + sidefiles.side_lines(group[cut:])
+        return sidefiles.side_lines(group)
 
     rounds = {}
     for s in sides:
         rounds.setdefault(s["host"], {}).setdefault(s["round"], []).append(s)
     for host, by_round in rounds.items():
-        lines = [sidefiles.side_lines(by_round[r]) for r in sorted(by_round)]
-        if rnd.random() < 0.1:
+        lines = [round_lines(by_round[r]) for r in sorted(by_round)]
+        if rnd.random() < again:
             lines.append(rnd.choice(lines))
         with open(str(directory / (host + sidefiles.SIDES_SUFFIX)), "w") as handle:
             handle.write("".join(lines))
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_side_files_of_whole_rounds_join_at_once_as_an_item_and_a_row_at_a_time_join_them(tmp_path, monkeypatch, seed):
-    """A side file of runners' rounds is indexed at once (join._index_rounds), and a pair whose two rounds came back
-    whole and clean is made as columns (join._clean_chunk). Both give what indexing one item at a time and making a
-    row per rail give, and what the same sides given as dicts give: the same results, file, failures, refused sides
-    and index."""
+@pytest.mark.parametrize("scale", ["varied", "blocks"])
+def test_side_files_of_whole_rounds_join_at_once_as_an_item_and_a_row_at_a_time_join_them(
+    tmp_path, monkeypatch, seed, scale
+):
+    """A side file of runners' rounds is indexed at once (join._index_rounds), and the pairs whose two rounds came
+    back whole and clean are made as columns, consecutive ones as one block (join._Block). Blocks of 512 pairs, of 3,
+    of one pair each and rows made one per rail with each side file indexed an item at a time all give what the same
+    sides given as dicts give: the same results, file (byte for byte), failures, refused sides and index. ``blocks``:
+    larger passes with no round written twice (a side that came back twice makes every pair's rows one by one), so
+    that most pairs are made in blocks, some of them with two gates."""
     import json
 
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile, sidefiles
 
     import random
 
-    pairs, sides, rails_of, settings = mostly_clean_pass(seed)
-    write_rounds(tmp_path, sides, random.Random(seed))
+    if scale == "blocks":
+        pairs, sides, rails_of, settings = mostly_clean_pass(seed, hosts=(8, 16), twice=0)
+        write_rounds(tmp_path, sides, random.Random(seed), split=True, again=0)
+    else:
+        pairs, sides, rails_of, settings = mostly_clean_pass(seed)
+        write_rounds(tmp_path, sides, random.Random(seed), split=True)
     read_back = [s for _path, items in sidefiles.iter_side_items(str(tmp_path)) for s in resultfile.expand_items(items)]
     expected, refused = join.join_checked(pairs, read_back, rails_of, settings)
-    seen = {"files": 0, "pairs": 0}
-    index_rounds, clean_chunk = join._index_rounds, join._clean_chunk  # pylint: disable=protected-access
+    seen = {"files": 0, "pairs": 0, "blocks": 0}
+    index_rounds, add, chunk = join._index_rounds, join._Block.add, join._Block.chunk  # pylint: disable=protected-access
 
     def counted_rounds(index, items):
         done = index_rounds(index, items)
         seen["files"] += done
         return done
 
-    def counted_chunk(*args):
-        made = clean_chunk(*args)
-        seen["pairs"] += made is not None
-        return made
+    def counted_add(block, *args):
+        kept = add(block, *args)
+        seen["pairs"] += kept
+        return kept
+
+    def counted_chunk(block):
+        seen["blocks"] += 1
+        return chunk(block)
 
     monkeypatch.setattr(join, "_index_rounds", counted_rounds)
-    monkeypatch.setattr(join, "_clean_chunk", counted_chunk)
+    monkeypatch.setattr(join._Block, "add", counted_add)  # pylint: disable=protected-access
+    monkeypatch.setattr(join._Block, "chunk", counted_chunk)  # pylint: disable=protected-access
     monkeypatch.setattr(resultfile, "COMPACT_ABOVE", 0)
     outcomes = []
-    for fast in (True, False):
-        if not fast:
+    for way in (512, 3, 1, "rows"):
+        seen.update(files=0, pairs=0, blocks=0)
+        if way == "rows":
             monkeypatch.setattr(join, "_index_rounds", lambda index, items: False)
             monkeypatch.setattr(join._Join, "columnar", False)  # pylint: disable=protected-access
+        else:
+            monkeypatch.setattr(join._Join, "block_pairs", way)  # pylint: disable=protected-access
         files = sidefiles.iter_side_items(str(tmp_path))
         got, refused_got = join.join_checked(pairs, [], rails_of, settings, side_files=files)
         assert json.dumps(got) == json.dumps(expected) and refused_got == refused
-        dest = tmp_path / ("results-%s.json" % fast)
+        dest = tmp_path / ("results-%s.json" % way)
         counts, failed, refused_written = join.join_written(
             pairs, [], rails_of, settings, str(dest), side_files=sidefiles.iter_side_items(str(tmp_path))
         )
@@ -486,9 +521,14 @@ def test_side_files_of_whole_rounds_join_at_once_as_an_item_and_a_row_at_a_time_
         duplicates = []
         index = join.index_sides([], duplicates, side_files=sidefiles.iter_side_items(str(tmp_path)))
         outcomes.append((dest.read_text(), repr(sorted(index.items())), sorted(duplicates)))
-        if fast:  # the fast ways were taken (a side that came back twice makes every pair's rows one by one)
+        if way == "rows":
+            assert seen["pairs"] == seen["blocks"] == 0
+        else:  # the fast ways were taken (a side that came back twice makes every pair's rows one by one)
             assert seen["files"] >= 1 and (seen["pairs"] >= 1 or duplicates)
-    assert outcomes[0] == outcomes[1]
+            # join_checked and join_written each make every block once, a block of at most ``way`` pairs
+            assert seen["pairs"] / way <= seen["blocks"] <= seen["pairs"]
+            assert way != 1 or seen["blocks"] == seen["pairs"]
+    assert outcomes[1:] == outcomes[:-1]
     duplicates = []
     assert repr(sorted(join.index_sides(read_back, duplicates).items())) == outcomes[0][1]
     assert sorted(duplicates) == outcomes[0][2]
