@@ -243,7 +243,6 @@ class ResultTable:
     def _set_blocks(self, blocks):
         """Hold ``blocks`` (the same results, in order, none promoted)."""
         self._blocks, self._starts, self._count = [], [], 0
-        self._ends = None
         for block in blocks:
             self._append(block)
 
