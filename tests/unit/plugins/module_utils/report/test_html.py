@@ -342,3 +342,102 @@ def test_a_pair_that_measured_nothing_is_a_crossed_failing_cell_with_its_sentenc
     tip = [n for n in cell.walk() if n.tag == "title"][0].all_text()
     assert sentence in tip and "- Gb/s" in tip
     assert BC.check_dom(report, root) == []
+
+
+def grouped_cells_by_loop(results, group_of):
+    """html._grouped_cells as it was first written (a result at a time, every kind and gate): the spec of the
+    cells found in C."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_reader
+
+    (kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws, limits_us,
+     limits_gbps) = columns_of(
+        results, "kind", "test", "rail", "server_device", "client_device", "server", "client", "passed",
+        "t_typical_us", "bw_avg_gbps", "threshold_us", "threshold_gbps",
+    )  # fmt: skip
+    row = row_reader(results)
+    merged = {}
+    rows = zip(kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws)
+    for index, (kind, test, rail, sdev, cdev, server, client, ok, lat, bw) in enumerate(rows):
+        kind = str(kind) if kind else ("latency" if lat is not None else "bandwidth")
+        if rail is None or rail == "":
+            rail = sdev or cdev or "-"
+        cells = merged.setdefault((kind, str(test or ""), str(rail)), {})
+        cell = cells.setdefault((group_of[server], group_of[client]), {"failing": [], "worst": None})
+        if not ok:
+            if len(cell["failing"]) < 3:
+                cell["failing"].append(row(index))
+            continue
+        if kind == "latency":
+            gate = limits_us[index]
+            good = (gate / lat) if lat and gate else None
+        else:
+            gate = limits_gbps[index]
+            good = (bw / gate) if bw is not None and gate else None
+        if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
+            cell["worst"] = (good if good is not None else float("inf"), index)
+    return dict(
+        (key, dict((pair, c["failing"] or [row(c["worst"][1])]) for pair, c in cells.items()))
+        for key, cells in merged.items()
+    )
+
+
+def _cells_text(cells):
+    import json
+
+    return json.dumps([[key, [[pair, shown] for pair, shown in c.items()]] for key, c in cells.items()])
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_heatmap_cells_found_in_c_are_the_cells_the_loop_found(seed):
+    """_grouped_cells (bandwidth results with one gate: in C) against the loop it replaces: figures that repeat (the
+    first of equal worst ones), failed results with and without a figure (or a NaN one), a failed result the first of
+    its cell, promoted results; and what goes the slow way: latency among them, two gates, an int gate, gate 0, a
+    rail missing, rails 1 and '1', a passed result without a figure or with a NaN one."""
+    import math
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import html as H
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
+
+    rnd = random.Random(seed)
+    hosts = ["n%02d" % i for i in range(rnd.randrange(2, 12))]
+    size = max(1, len(hosts) // rnd.choice([1, 2, 3]))
+    group_of = dict((h, "g%d" % (i // size)) for i, h in enumerate(hosts))
+    spoil = rnd.choice(["none", "none", "latency", "gates", "int_gate", "zero_gate", "no_rail", "rail_1", "no_bw",
+                       "nan"])
+    out = []
+    for _i in range(rnd.randrange(1, 120)):
+        server, client = rnd.sample(hosts, 2)
+        ok = rnd.random() < 0.85
+        res = {"server": server, "client": client, "server_device": "d0", "client_device": "d0",
+               "kind": "bandwidth", "test": rnd.choice(["write", "write", "read"]), "rail": rnd.choice(["r0", "r1"]),
+               "passed": ok, "bw_avg_gbps": rnd.choice([392.0, 391.5, 391.5, 380.0, 0.0, 392.0]),
+               "threshold_gbps": 360.0, "t_typical_us": None, "threshold_us": None}  # fmt: skip
+        if not ok:
+            res["bw_avg_gbps"] = rnd.choice([None, math.nan, 120.0])
+        out.append(res)
+    res = rnd.choice(out)
+    if spoil == "latency":
+        res.update(kind="latency", t_typical_us=2.5, threshold_us=3.0, bw_avg_gbps=None)
+    elif spoil == "gates":
+        res["threshold_gbps"] = 300.0
+    elif spoil in ("int_gate", "zero_gate"):
+        for item in out:
+            item["threshold_gbps"] = 360 if spoil == "int_gate" else 0.0
+    elif spoil == "no_rail":
+        res["rail"] = rnd.choice([None, ""])
+    elif spoil == "rail_1":
+        for item in out:
+            item["rail"] = rnd.choice([1, "1"])
+    elif spoil == "nan":
+        res.update(passed=True, bw_avg_gbps=math.nan)
+    elif spoil == "no_bw":
+        res.update(passed=True, bw_avg_gbps=None)
+    table = ResultTable.from_dicts(out)
+    for index in rnd.sample(range(len(out)), min(3, len(out))):
+        table.promote(index)
+    spec = grouped_cells_by_loop(table, group_of)
+    for results in (table, list(table)):
+        got = H._grouped_cells(results, group_of)  # pylint: disable=protected-access
+        assert got == spec or _cells_text(got) == _cells_text(spec)  # NaN is not == NaN
+        assert _cells_text(got) == _cells_text(spec)
