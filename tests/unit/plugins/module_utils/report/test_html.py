@@ -403,8 +403,9 @@ def test_heatmap_cells_found_in_c_are_the_cells_the_loop_found(seed):
     hosts = ["n%02d" % i for i in range(rnd.randrange(2, 12))]
     size = max(1, len(hosts) // rnd.choice([1, 2, 3]))
     group_of = dict((h, "g%d" % (i // size)) for i, h in enumerate(hosts))
-    spoil = rnd.choice(["none", "none", "latency", "gates", "int_gate", "zero_gate", "no_rail", "rail_1", "no_bw",
-                       "nan"])
+    spoil = rnd.choice(
+        ["none", "none", "latency", "gates", "int_gate", "zero_gate", "no_rail", "rail_1", "no_bw", "nan"]
+    )
     out = []
     for _i in range(rnd.randrange(1, 120)):
         server, client = rnd.sample(hosts, 2)
