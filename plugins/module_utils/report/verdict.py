@@ -279,8 +279,9 @@ def _host_plane(host, _device, kind, rail, _test):
 
 def _rails_measured(results):
     """{host: {(kind, rail): passed on it at least once}} over every result, hosts and their planes in the order
-    they are first met (a result's server, then its client). One pass over millions of results' columns in C: each
-    end's (host, kind, rail) grouped (table.grouped_ends: the ends the table grouped once), then the groups with a passed end."""
+    they are first met (a result's server, then its client). Over millions of results' columns in C: each end's
+    (host, kind, rail) group (table.grouped_ends, from the ends the table grouped once), then the groups with a
+    passed end."""
     (passed,) = columns_of(results, "passed")
     first, ends = grouped_ends(results, _host_plane)
     ok = set(itertools.compress(ends[0::2], passed))

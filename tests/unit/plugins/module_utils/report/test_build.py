@@ -572,7 +572,8 @@ def test_results_refused_with_constant_columns_left_out_are_the_loops(seed):
         server, client = rnd.sample(hosts, 2)
         out.append({"pass": rnd.choice([1, 1, 1, 2, True, 1.0]), "round": rnd.randrange(3), "rail": rnd.choice("ab"),
                     "server": server, "client": client, "kind": rnd.choice(["bandwidth"] * 5 + ["latency"]),
-                    "test": "write", "passed": True, "failure": None, "server_device": "d0", "client_device": None})  # fmt: skip
+                    "test": "write", "passed": True, "failure": None, "server_device": "d0",
+                    "client_device": None})  # fmt: skip
     if out and rnd.random() < 0.5:
         out.append(dict(rnd.choice(out)))  # the same result twice
     table = ResultTable.from_dicts(out)

@@ -387,6 +387,29 @@ def _cells_text(cells):
     return json.dumps([[key, [[pair, shown] for pair, shown in c.items()]] for key, c in cells.items()])
 
 
+def _spoil_cells(rnd, out, spoil):
+    """One of the ways results leave _grouped_cells' path in C (or not: 'none')."""
+    import math
+
+    res = rnd.choice(out)
+    if spoil == "latency":
+        res.update(kind="latency", t_typical_us=2.5, threshold_us=3.0, bw_avg_gbps=None)
+    elif spoil == "gates":
+        res["threshold_gbps"] = 300.0
+    elif spoil in ("int_gate", "zero_gate"):
+        for item in out:
+            item["threshold_gbps"] = 360 if spoil == "int_gate" else 0.0
+    elif spoil == "no_rail":
+        res["rail"] = rnd.choice([None, ""])
+    elif spoil == "rail_1":
+        for item in out:
+            item["rail"] = rnd.choice([1, "1"])
+    elif spoil == "nan":
+        res.update(passed=True, bw_avg_gbps=math.nan)
+    elif spoil == "no_bw":
+        res.update(passed=True, bw_avg_gbps=None)
+
+
 @pytest.mark.parametrize("seed", range(100))
 def test_heatmap_cells_found_in_c_are_the_cells_the_loop_found(seed):
     """_grouped_cells (bandwidth results with one gate: in C) against the loop it replaces: figures that repeat (the
@@ -417,23 +440,7 @@ def test_heatmap_cells_found_in_c_are_the_cells_the_loop_found(seed):
         if not ok:
             res["bw_avg_gbps"] = rnd.choice([None, math.nan, 120.0])
         out.append(res)
-    res = rnd.choice(out)
-    if spoil == "latency":
-        res.update(kind="latency", t_typical_us=2.5, threshold_us=3.0, bw_avg_gbps=None)
-    elif spoil == "gates":
-        res["threshold_gbps"] = 300.0
-    elif spoil in ("int_gate", "zero_gate"):
-        for item in out:
-            item["threshold_gbps"] = 360 if spoil == "int_gate" else 0.0
-    elif spoil == "no_rail":
-        res["rail"] = rnd.choice([None, ""])
-    elif spoil == "rail_1":
-        for item in out:
-            item["rail"] = rnd.choice([1, "1"])
-    elif spoil == "nan":
-        res.update(passed=True, bw_avg_gbps=math.nan)
-    elif spoil == "no_bw":
-        res.update(passed=True, bw_avg_gbps=None)
+    _spoil_cells(rnd, out, spoil)
     table = ResultTable.from_dicts(out)
     for index in rnd.sample(range(len(out)), min(3, len(out))):
         table.promote(index)

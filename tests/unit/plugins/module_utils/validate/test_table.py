@@ -605,7 +605,7 @@ def test_the_ends_a_table_grouped_are_kept_until_a_change_could_alter_them():
         lambda t: t.set_const("test", "read"),
         lambda t: t.add_dict(dict(t[-1], server="new")),  # into the last block, or a new one
         lambda t: t.extend(T.ResultTable.from_dicts([dict(dicts[1], client="other")])),
-        lambda t: T.normalize_table(t),
+        T.normalize_table,
     )
     for change in changes:
         for changed in (table, T.ResultTable.from_dicts(copy.deepcopy(dicts))):  # a table with no result promoted
