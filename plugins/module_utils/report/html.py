@@ -21,20 +21,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import collections
 import html
-import itertools
-import math
-import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import aggregate as _aggregate
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
-    columns_of,
-    failed_indices,
-    group_numbers,
-    row_reader,
-)
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, row_reader
 
 MAX_TRENDS = 200  # links with a sparkline (the worst first); the rest are counted
 MAX_FAILED_ROWS = 200  # rows of the failed pairs table
@@ -799,76 +790,15 @@ def _host_groups(report, results):
 def _grouped_cells(results, group_of):
     """The heatmaps' cells over host groups: per (kind, test, rail) and (server group, client group), the failing
     results (the first few in the results' order, so the cell fails and its hover names them) or else the worst
-    passing one (the first of equals). Over the results' columns (a ResultTable's: only the results a cell shows
-    are made dicts), with no cell per host pair in between: at 1024 hosts x 8 rails those were 4.2 M lists.
-    Bandwidth results with one gate have their cells found in C (_grouped_cells_in_c); any others a result at a
-    time (_grouped_cells_by_loop)."""
-    columns = columns_of(
+    passing one (the first of equals). One pass over the results' columns (a ResultTable's: only the results a
+    cell shows are made dicts), with no cell per host pair in between: at 1024 hosts x 8 rails those were 4.2 M
+    lists."""
+    (kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws, limits_us,
+     limits_gbps) = columns_of(
         results, "kind", "test", "rail", "server_device", "client_device", "server", "client", "passed",
         "t_typical_us", "bw_avg_gbps", "threshold_us", "threshold_gbps",
     )  # fmt: skip
     row = row_reader(results)
-    cells = _grouped_cells_in_c(columns, group_of, row)
-    return _grouped_cells_by_loop(columns, group_of, row) if cells is None else cells
-
-
-def _grouped_cells_in_c(columns, group_of, row):
-    """_grouped_cells_by_loop's cells when every result is a bandwidth one with a rail and the same gate (a float,
-    neither 0 nor NaN) and no passed result lacks a figure or has a NaN one (else None): each result's cell (its
-    plane's number, table.group_numbers, and its two ends' groups) met by map over list.append into a defaultdict
-    (in C: its index appended to its cell's list, the cells in the order first met); a cell's worst passing result
-    the first of its lowest figure / gate (min and list.index over the cell's figures, in C); the failed results
-    placed one by one."""
-    kinds, tests, rails, _sdevs, _cdevs, servers, clients, passed, _typical, bws, _limits_us, limits = columns
-    failed = list(failed_indices(passed))
-    gate, bws = _one_gate(kinds, rails, limits, bws, failed)
-    if gate is None:
-        return None
-    planes, numbers = group_numbers(kinds, tests, rails)
-    names = dict((number, (kind, str(test or ""), str(rail))) for (kind, test, rail), number in planes.items())
-    if len(set(names.values())) != len(names):  # two planes with one name (rail 1 and "1"): as the loop does
-        return None
-    members = collections.defaultdict(list)
-    cells = zip(numbers, map(group_of.__getitem__, servers), map(group_of.__getitem__, clients))
-    collections.deque(map(list.append, map(members.__getitem__, cells), itertools.count()), maxlen=0)
-    failing = {}
-    for index in failed:
-        shown = failing.setdefault((numbers[index], group_of[servers[index]], group_of[clients[index]]), [])
-        if len(shown) < GROUP_TITLE_FAILURES:
-            shown.append(row(index))
-    out = {}
-    for cell, indices in members.items():
-        shown = failing.get(cell)
-        if shown is None:
-            goods = list(map(operator.truediv, map(bws.__getitem__, indices), itertools.repeat(gate)))
-            shown = [row(indices[goods.index(min(goods))])]
-        out.setdefault(names[cell[0]], {})[cell[1:]] = shown
-    return out
-
-
-def _one_gate(kinds, rails, limits, bws, failed):
-    """(the gate, the figures with the ``failed`` results' made 0.0) when _grouped_cells_in_c applies, else (None,
-    None): every result a bandwidth one with a rail, one gate (a float, neither 0 nor NaN), every passed result's
-    figure a number and no NaN (a failed result's figure is never a cell's worst)."""
-    if not kinds or set(kinds) != {"bandwidth"} or None in rails or "" in rails:
-        return None, None
-    gates = set(limits)
-    gate = gates.pop()
-    if gates or not isinstance(gate, float) or not gate or math.isnan(gate):
-        return None, None
-    if failed:
-        bws = list(bws)
-        for index in failed:
-            bws[index] = 0.0
-    if None in bws or any(map(operator.ne, bws, bws)):  # in C: only a NaN differs from itself
-        return None, None
-    return gate, bws
-
-
-def _grouped_cells_by_loop(columns, group_of, row):
-    """_grouped_cells a result at a time (any kinds and gates)."""
-    (kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws, limits_us,
-     limits_gbps) = columns  # fmt: skip
     merged = {}
     rows = zip(kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws)
     for index, (kind, test, rail, sdev, cdev, server, client, ok, lat, bw) in enumerate(rows):
