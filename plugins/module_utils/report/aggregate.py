@@ -22,7 +22,7 @@ import operator
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
     columns_of,
-    end_groups,
+    grouped_ends,
     failed_indices,
     kind_figures,
     row_reader,
@@ -72,15 +72,16 @@ def _worst_and_median(numbers, kind, nan):
     return numbers[-1] if kind == "latency" else numbers[0], median
 
 
+def _host_device_test(host, device, _kind, _rail, test):
+    return host, device, test
+
+
 def by_host_rail(results):
     """[{host, device, test, kind, pairs, failing: [result], failed, worst, median}] sorted by host, device, test:
     every pair result counted at both of its ends (its server's and its client's device). ``results``: dicts or a
     ResultTable, read a column at a time (4.2 M results at 1024 hosts x 8 rails all_pairs)."""
-    servers, server_devices, clients, client_devices, tests, kinds, passed, bws, lats = columns_of(
-        results, "server", "server_device", "client", "client_device", "test", "kind", "passed", "bw_avg_gbps",
-        "t_typical_us",
-    )  # fmt: skip
-    first, ends = end_groups(zip(servers, server_devices, tests), zip(clients, client_devices, tests))
+    kinds, passed, bws, lats = columns_of(results, "kind", "passed", "bw_avg_gbps", "t_typical_us")
+    first, ends = grouped_ends(results, _host_device_test)
     figures = kind_figures(kinds, bws, lats)
     floats = set(map(type, figures)) <= {float, type(None)}  # then float() of each changes nothing
     nan = any(map(operator.ne, figures, figures))  # in C: only a NaN differs from itself

@@ -290,7 +290,10 @@ def _refuse(results, expected_hosts):
     # the common case first, in C: every host known, and as many distinct key hashes as results (so no key twice)
     # without a set of millions of key tuples (500 MiB at 1024 hosts x 8 rails all_pairs); else the loop names them
     all_known = known is None or (known.issuperset(servers) and known.issuperset(clients))
-    if all_known and len(set(map(hash, zip(*keys)))) == len(results):
+    # a column holding one value throughout (pass, kind, test) tells no two keys apart: left out of the hashed
+    # tuples (4 values, not 7, per result)
+    varying = [column for column in keys if column.count(column[0]) != len(column)] if keys[0] else []
+    if all_known and len(set(map(hash, zip(*varying or keys[:1])))) == len(results):
         return results, []
     seen = set()
     kept, refused = [], []

@@ -21,7 +21,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results imp
     pair_label,
     producer,
 )
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, end_groups
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, grouped_ends
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
     link_text,
     node_text,
@@ -273,13 +273,17 @@ def _add_pair_kinds(reasons, failed, regressions):
     return measured
 
 
+def _host_plane(host, _device, kind, rail, _test):
+    return host, kind or "bandwidth", rail
+
+
 def _rails_measured(results):
     """{host: {(kind, rail): passed on it at least once}} over every result, hosts and their planes in the order
-    they are first met (a result's server, then its client). One pass over millions of results' columns in C: each
-    end's (host, kind, rail) grouped once (table.end_groups), then the groups with a passed end."""
-    kinds, rails, passed, servers, clients = columns_of(results, "kind", "rail", "passed", "server", "client")
-    kinds = kinds if all(kinds) else [kind or "bandwidth" for kind in kinds]
-    first, ends = end_groups(zip(servers, kinds, rails), zip(clients, kinds, rails))
+    they are first met (a result's server, then its client). Over millions of results' columns in C: each end's
+    (host, kind, rail) group (table.grouped_ends, from the ends the table grouped once), then the groups with a
+    passed end."""
+    (passed,) = columns_of(results, "passed")
+    first, ends = grouped_ends(results, _host_plane)
     ok = set(itertools.compress(ends[0::2], passed))
     ok.update(itertools.compress(ends[1::2], passed))
     out = {}

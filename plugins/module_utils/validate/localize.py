@@ -38,7 +38,12 @@ import itertools
 import operator
 
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.results import value_of
-from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import columns_of, end_groups, row_reader
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import (
+    columns_of,
+    end_groups,
+    host_ends,
+    row_reader,
+)
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate.switches import switch_of
 
 # failure kinds that say nothing about the link between the two ends
@@ -134,7 +139,7 @@ def build_planes(results, exclude_hosts=()):
     if first_pass is None:
         first_pass = [(pass_no or 1) == 1 for pass_no in passes]
     fast = passed if first_pass is True else list(map(operator.and_, map(bool, passed), first_pass))
-    _add_passed(planes, fast, kinds, rails, servers, clients, server_devices, client_devices)
+    _add_passed(planes, fast, kinds, rails, servers, clients, server_devices, client_devices, results)
     row = row_reader(results)
     for index in itertools.compress(range(len(servers)), map(operator.not_, fast)):
         if servers[index] and clients[index]:
@@ -144,17 +149,84 @@ def build_planes(results, exclude_hosts=()):
     return planes
 
 
-def _add_passed(planes, fast, kinds, rails, servers, clients, server_devices, client_devices):
+def _add_passed(planes, fast, kinds, rails, servers, clients, server_devices, client_devices, results=None):
     """Each plane's ok (host -> partners it passed with) and its hosts' devices (the first such result's) from the
-    results ``fast`` selects (passed first-pass ones): each end's (kind, rail, host) grouped once (table.end_groups),
-    the partners appended to its group's list by map over list.append (in C: 8.4 M ends)."""
+    results ``fast`` selects (passed first-pass ones), the partners appended to their end's group's list by map over
+    list.append (in C: 8.4 M ends). The ends are the table's, grouped once (table.host_ends, shared with the host
+    verdicts and the host/rail summary) when each of its groups is one (kind, rail, host) (_shared_groups); else
+    each end's (kind, rail, host) is grouped here (_add_passed_grouping)."""
+    everyone = all(fast)  # in C: no result left out (then no compress)
+    shared = None if results is None else _shared_groups(results, fast, everyone)
+    if shared is None:
+        _add_passed_grouping(planes, fast, kinds, rails, servers, clients, server_devices, client_devices)
+        return
+    order, ends = shared
+    partners = dict((group, []) for group, _end in order.values())
+    # appended to lists, then each list made a set at once: twice as fast as a set.add per end
+    for side, others in ((ends[0::2], clients), (ends[1::2], servers)):
+        if not everyone:
+            side, others = itertools.compress(side, fast), itertools.compress(others, fast)
+        collections.deque(map(list.append, map(partners.__getitem__, side), others), maxlen=0)
+    devices = (server_devices, client_devices)
+    for (kind, rail, host), (group, end) in order.items():
+        plane = planes[(kind, rail)]
+        plane.ok[host] = set(partners.pop(group))
+        plane.devices[host] = devices[end % 2][end // 2]
+
+
+SEARCHED = 16  # groups whose first end is left out whose first selected end is searched for (list.index) at most
+
+
+def _first_selected(first, ends, fast, everyone):
+    """{group: the number of its first end that ``fast`` selects}, in the order those ends are met (groups with
+    none left out). A group's first end when its result is selected (every group's when every result is); the few
+    others searched for (list.index, in C) when there are at most SEARCHED of them, else one pass over the selected
+    ends (a dict.setdefault per end, ints, in C)."""
+    if everyone:
+        met = first.values()
+        return dict(zip(met, met))
+    left = [group for group in first.values() if not fast[group // 2]]
+    if len(left) > SEARCHED:
+        out = {}
+        chosen = itertools.chain.from_iterable(zip(fast, fast))
+        numbers = itertools.compress(itertools.count(), itertools.chain.from_iterable(zip(fast, fast)))
+        collections.deque(map(out.setdefault, itertools.compress(ends, chosen), numbers), maxlen=0)
+        return out
+    found = dict((group, group) for group in first.values() if fast[group // 2])
+    for group in left:
+        end = group
+        try:
+            while not fast[end // 2]:
+                end = ends.index(group, end + 1)
+        except ValueError:  # no end of it selected
+            continue
+        found[group] = end
+    return dict(sorted(found.items(), key=operator.itemgetter(1)))
+
+
+def _shared_groups(results, fast, everyone):
+    """({(kind, rail, host): (its group of table.host_ends, the number of its first end that ``fast`` selects)},
+    in the order those ends are met; the table's ends) when no two groups of host_ends are one (kind, rail, host)
+    (one device and test per host and plane: the common case), else None."""
+    first, ends, planes = host_ends(results)
+    key_of = dict((group, key) for key, group in first.items())
+    order = {}
+    for group, end in _first_selected(first, ends, fast, everyone).items():
+        host, _device, plane = key_of[group]
+        kind, rail, _test = planes[plane]
+        if order.setdefault((kind or "bandwidth", rail, host), (group, end))[0] != group:
+            return None
+    return order, ends
+
+
+def _add_passed_grouping(planes, fast, kinds, rails, servers, clients, server_devices, client_devices):
+    """_add_passed grouping each end's (kind, rail, host) itself (table.end_groups over the selected results)."""
 
     def kept(column):
         return itertools.compress(column, fast)
 
     first, ends = end_groups(zip(kept(kinds), kept(rails), kept(servers)), zip(kept(kinds), kept(rails), kept(clients)))
     partners = dict((group, []) for group in first.values())
-    # appended to lists, then each list made a set at once: twice as fast as a set.add per end
     collections.deque(map(list.append, map(partners.__getitem__, ends[0::2]), kept(clients)), maxlen=0)
     collections.deque(map(list.append, map(partners.__getitem__, ends[1::2]), kept(servers)), maxlen=0)
     del ends

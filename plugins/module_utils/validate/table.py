@@ -27,6 +27,8 @@ import operator
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as _results
 
 _NONE = type(None)
+# the keys a result's two ends are grouped by (ResultTable.host_ends)
+END_KEYS = ("server", "server_device", "client", "client_device", "kind", "rail", "test")
 
 
 class ResultTable:
@@ -42,6 +44,7 @@ class ResultTable:
         self._starts = []  # index of each block's first result
         self._count = 0
         self._promoted = {}  # result index -> its dict (the result from then on)
+        self._ends = None  # host_ends, kept: (its value, {promoted index: its END_KEYS values then})
 
     @classmethod
     def from_dicts(cls, results):
@@ -67,6 +70,7 @@ class ResultTable:
         return self._count > 0
 
     def _append(self, block):
+        self._ends = None
         self._blocks.append(block)
         self._starts.append(self._count)
         self._count += block[3]
@@ -79,6 +83,7 @@ class ResultTable:
             self._append([keys, {}, dict((k, []) for k in keys), 0])
             last = self._blocks[-1]
         columns = last[2]
+        self._ends = None
         for key in keys:
             columns[key].append(res[key])
         last[3] += 1
@@ -205,6 +210,8 @@ class ResultTable:
         """Give every result ``key`` (values: one per result, in order)."""
         if len(values) != self._count:
             raise ValueError("%d values for %d results" % (len(values), self._count))
+        if key in END_KEYS:
+            self._ends = None
         for number, block in enumerate(self._blocks):
             start = self._starts[number]
             block[1].pop(key, None)
@@ -216,6 +223,8 @@ class ResultTable:
 
     def set_const(self, key, value):
         """Give every result ``key`` with the same ``value`` (held once a block)."""
+        if key in END_KEYS:
+            self._ends = None
         for block in self._blocks:
             block[2].pop(key, None)
             block[1][key] = value
@@ -236,6 +245,36 @@ class ResultTable:
         self._blocks, self._starts, self._count = [], [], 0
         for block in blocks:
             self._append(block)
+
+    def host_ends(self):
+        """Each result's two ends grouped once for the table: (first, ends, planes) where ``first`` is {(host,
+        device, plane): the number of its first end} and ``ends`` each end's group, as end_groups makes them (a
+        result's server end 2 x its number, its client end 2 x its number + 1), and ``planes`` {plane: (kind, rail,
+        test)} (a plane: a number per distinct (kind, rail, test), raw values). Localisation, the host verdicts and
+        the host/rail summary each group the ends by part of that key (grouped_ends): once for all three at 1024
+        hosts x 8 rails all_pairs (8.4 M ends), not once each. Kept until a change could alter it: a block or
+        result added, a column of END_KEYS set, or a promoted result whose END_KEYS values are no longer those it
+        had (each checked when asked: the few promoted results, not millions). The lists are shared: read them,
+        never change them."""
+        if self._ends is not None:
+            value, held = self._ends
+            if self._ends_unchanged(held):
+                return value
+        value = _host_ends(*self.columns(*END_KEYS))
+        self._ends = (value, dict((i, tuple(map(res.get, END_KEYS))) for i, res in self._promoted.items()))
+        return value
+
+    def _ends_unchanged(self, held):
+        """Whether every promoted result still has the END_KEYS values it had when host_ends was made (a result
+        promoted since then had its block's)."""
+        for index, res in self._promoted.items():
+            then = held.get(index)
+            if then is None:
+                (_keys, const, columns, _count), offset = self._locate(index)
+                then = tuple(columns[k][offset] if k in columns else const.get(k) for k in END_KEYS)
+            if tuple(map(res.get, END_KEYS)) != then:
+                return False
+        return True
 
     def select(self, indices):
         """A new table of the results at ``indices`` (in that order)."""
@@ -278,6 +317,38 @@ def end_groups(server_keys, client_keys):
     first = {}
     ends = itertools.chain.from_iterable(zip(server_keys, client_keys))
     return first, list(map(first.setdefault, ends, itertools.count()))
+
+
+def _host_ends(servers, server_devices, clients, client_devices, kinds, rails, tests):
+    """ResultTable.host_ends over the END_KEYS columns: an end's key (host, device, plane), its plane numbered
+    first (group_numbers: with the rail the only column that varies, no tuple per result), so a 3-tuple per end."""
+    planes, numbers = group_numbers(kinds, rails, tests)
+    first, ends = end_groups(zip(servers, server_devices, numbers), zip(clients, client_devices, numbers))
+    return first, ends, dict((number, key) for key, number in planes.items())
+
+
+def host_ends(results):
+    """ResultTable.host_ends of a ResultTable (kept), or made for a list of dicts."""
+    if isinstance(results, ResultTable):
+        return results.host_ends()
+    return _host_ends(*columns_of(results, *END_KEYS))
+
+
+def grouped_ends(results, key):
+    """end_groups over each end's key(host, device, kind, rail, test) (its own host and device, its result's kind,
+    rail and test, as the results hold them), from the ends grouped once (host_ends): (first, ends) as end_groups
+    makes them. The groups of host_ends are merged where key maps several to one (each keeps the number of its
+    first end: host_ends' groups are met in order); ``ends`` is host_ends' own list where no two are (then no
+    group's number changes), else each end's merged group (a map in C)."""
+    first, ends, planes = host_ends(results)
+    out = {}
+    renumbered = False
+    merged = {}
+    for (host, device, plane), group in first.items():
+        kind, rail, test = planes[plane]
+        number = merged[group] = out.setdefault(key(host, device, kind, rail, test), group)
+        renumbered = renumbered or number != group
+    return out, (list(map(merged.__getitem__, ends)) if renumbered else ends)
 
 
 def group_numbers(*columns):

@@ -538,3 +538,47 @@ def test_the_summary_says_which_latency_figure_it_gated():
     lines = RR.to_markdown(report).splitlines()
     assert "2 measurements (gated on: average (no typical printed) 1, typical 1): min 1.90 us, median 2.00 us, " \
         "max 2.10 us." in lines  # fmt: skip
+
+
+def refuse_by_loop(results, expected_hosts):
+    """build._refuse's loop alone (every key tuple in a set, whatever the columns hold): the spec of the check in C
+    that skips it."""
+    known = set(expected_hosts) if expected_hosts is not None else None
+    keys = results.columns("pass", "round", "rail", "server", "client", "kind", "test")
+    seen, kept, refused = set(), [], []
+    for index, key in enumerate(zip(*keys)):
+        stranger = known is not None and (key[3] not in known or key[4] not in known)
+        if stranger or key in seen:
+            refused.append((index, stranger))
+            continue
+        seen.add(key)
+        kept.append(index)
+    return kept, refused
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_results_refused_with_constant_columns_left_out_are_the_loops(seed):
+    """_refuse (a column holding one value throughout left out of the hashed keys) refuses what the loop over every
+    key refuses: a second result that differs from another only in a column that is constant elsewhere, one that
+    differs in nothing, 1 and 1.0 and True in one column, strangers, one result, none."""
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
+
+    rnd = random.Random(seed)
+    hosts = ["h%d" % i for i in range(6)]
+    out = []
+    for _i in range(rnd.randrange(0, 40)):
+        server, client = rnd.sample(hosts, 2)
+        out.append({"pass": rnd.choice([1, 1, 1, 2, True, 1.0]), "round": rnd.randrange(3), "rail": rnd.choice("ab"),
+                    "server": server, "client": client, "kind": rnd.choice(["bandwidth"] * 5 + ["latency"]),
+                    "test": "write", "passed": True, "failure": None, "server_device": "d0",
+                    "client_device": None})  # fmt: skip
+    if out and rnd.random() < 0.5:
+        out.append(dict(rnd.choice(out)))  # the same result twice
+    table = ResultTable.from_dicts(out)
+    expected = rnd.choice([None, hosts, hosts[:5]])
+    kept, refused = R._refuse(table, expected)  # pylint: disable=protected-access
+    spec_kept, spec_refused = refuse_by_loop(table, expected)
+    assert len(refused) == len(spec_refused)
+    assert list(kept) == [table[i] for i in spec_kept]

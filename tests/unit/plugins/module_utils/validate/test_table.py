@@ -538,3 +538,108 @@ def test_links_are_the_dict_paths_links_and_a_nan_never_counts_as_a_clean_figure
     assert T.links(*ends) == ["a/mlx5_1<->b/mlx5_0", "a<->b/mlx5_0", "a/mlx5_0<->a/mlx5_1"]
     assert not T._floats_ok([1.0, math.nan]) and not T._floats_ok([math.inf])  # pylint: disable=protected-access
     assert T._floats_ok([None, 0.0, 2.5]) and not T._floats_ok([1])  # pylint: disable=protected-access
+
+
+def _end_key_columns(results):
+    return T.columns_of(results, "server", "server_device", "client", "client_device", "kind", "rail", "test")
+
+
+def ends_grouped_by_hand(results, key):
+    """table.grouped_ends as end_groups over each end's projected key (a tuple per end): the spec."""
+    servers, server_devices, clients, client_devices, kinds, rails, tests = _end_key_columns(results)
+    return T.end_groups(
+        [key(*k) for k in zip(servers, server_devices, kinds, rails, tests)],
+        [key(*k) for k in zip(clients, client_devices, kinds, rails, tests)],
+    )
+
+
+KEYS = (
+    lambda host, device, kind, rail, test: (host, device, test),
+    lambda host, device, kind, rail, test: (host, kind or "bandwidth", rail),
+    lambda host, device, kind, rail, test: (kind or "bandwidth", rail, host),
+    lambda host, device, kind, rail, test: host,
+    lambda host, device, kind, rail, test: (host, device, kind, rail, test),
+)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ends_grouped_once_and_merged_are_the_ends_grouped_by_each_key(seed):
+    """grouped_ends (the table's ends grouped once, host_ends, then merged by a key) against end_groups over that
+    key, on a table and on its dicts: keys that merge no group (the same numbers, the same list) and keys that merge
+    several (a second device, test or kind for a host on a rail, kinds None and 'bandwidth')."""
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        roll = rnd.random()
+        if roll < 0.1:
+            res["kind"] = None
+        elif roll < 0.2:
+            res["test"] = "read"
+        elif roll < 0.3:
+            res["client_device"] = "c%s" % res["client_device"]
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    for key in KEYS:
+        spec = ends_grouped_by_hand(dicts, key)
+        for results in (table, dicts):
+            first, ends = T.grouped_ends(results, key)
+            assert (first, ends) == spec and list(first.items()) == list(spec[0].items())
+    assert T.grouped_ends(table, KEYS[-1])[1] is table.host_ends()[1]  # nothing merged: the table's own list
+
+
+def test_the_ends_a_table_grouped_are_kept_until_a_change_could_alter_them():
+    """host_ends is made once and kept through promoting results and setting columns it does not read; made again
+    after a result or block is added, a column of its keys set, or a promoted result's end changed by hand (found
+    when asked). Each time the same as made anew for the same results."""
+    dicts = R.normalize_results(copy.deepcopy(joined(3)))
+    table = T.ResultTable.from_dicts(copy.deepcopy(dicts))
+    kept = table.host_ends()
+    assert kept == T.host_ends(list(table)) and table.host_ends() is kept
+    table.promote(5)["passed"] = False
+    table.set_column("score", list(range(len(table))))
+    table.set_const("note", "x")
+    assert table.host_ends() is kept
+    changes = (
+        lambda t: t.promote(7).update(server="elsewhere"),
+        lambda t: t.promote(5).update(client_device="mlx5_9"),
+        lambda t: t.set_column("rail", ["r%d" % (i % 3) for i in range(len(t))]),
+        lambda t: t.set_const("test", "read"),
+        lambda t: t.add_dict(dict(t[-1], server="new")),  # into the last block, or a new one
+        lambda t: t.extend(T.ResultTable.from_dicts([dict(dicts[1], client="other")])),
+        T.normalize_table,
+    )
+    for change in changes:
+        for changed in (table, T.ResultTable.from_dicts(copy.deepcopy(dicts))):  # a table with no result promoted
+            before = changed.host_ends()
+            change(changed)
+            after = changed.host_ends()
+            assert after == T.host_ends(list(changed)) and changed.host_ends() is after
+            assert after is not before
+    after = table.host_ends()
+    table.promote(9)
+    assert table.host_ends() is after  # promoted as it was: nothing to group again
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("searched", [0, 10**6])
+@pytest.mark.parametrize("devices", ["one", "two"])
+def test_pass_one_partners_from_the_shared_ends_are_the_loops_partners(seed, searched, devices, monkeypatch):
+    """build_planes on the ends the table grouped once (one device per host and rail: no group merged) or, when a
+    host has two devices on a rail, on its own grouping: the planes the loop built, the first selected end of each
+    group found by searching (list.index) or by one pass over the selected ends, every result selected or not."""
+    monkeypatch.setattr(localize, "SEARCHED", searched)
+    rnd = random.Random(seed)
+    dicts = R.normalize_results(copy.deepcopy(spoiled(seed)))
+    for res in dicts:
+        if rnd.random() < 0.1:
+            res["kind"] = None
+        if devices == "two" and rnd.random() < 0.3:
+            res["client_device"] = "c%s" % res["client_device"]
+    passing = [dict(r, passed=True, failure=None, failure_kind=None, **{"pass": 1}) for r in dicts]
+    for data in (dicts, passing):
+        table = T.ResultTable.from_dicts(copy.deepcopy(data))
+        for index in rnd.sample(range(len(data)), min(3, len(data))):
+            table.promote(index).update(passed=False, failure="by hand", failure_kind="below_threshold")
+        for results in (table, list(table)):
+            got, spec = localize.build_planes(results), planes_by_loop(results)
+            assert list(got) == list(spec) and plane_state(got) == plane_state(spec)
+            assert [list(p.ok) for p in got.values()] == [list(p.ok) for p in spec.values()]
