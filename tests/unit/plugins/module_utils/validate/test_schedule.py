@@ -96,7 +96,9 @@ def test_dead_server_client_retries_then_server_side_is_stopped(lab):
     out = schedule.run_schedule(loopback_pair(1, port), params(lab, connect_timeout=2))
     by_role = dict((s["role"], s) for s in out["sides"])
     assert by_role["client"]["failure_kind"] == "connect"
-    assert by_role["client"]["attempts"] >= 3  # it retried (backing off) until connect_timeout
+    # it retried (backing off) until connect_timeout: 3 attempts or more on an idle machine, 2 where each attempt's
+    # simulated client took longer to start (seen under a load of 10 on 2 cores)
+    assert by_role["client"]["attempts"] >= 2
     assert "attempts in" in by_role["client"]["failure"]
     assert by_role["server"]["failure_kind"] == "no_client"
     # bounded: connect_timeout + grace, not the test length plus slack
