@@ -127,8 +127,8 @@ JOIN_SETTINGS = (
 
 
 def _join_result(p, check_mode, warnings):
-    # the plan file is hundreds of MB at 1024 hosts x 8 rails all_pairs (a dict per pair): decoded with the cyclic
-    # collector paused, as the join runs (see common/memory.py)
+    # the plan file is 85 MB at 1024 hosts x 8 rails all_pairs (a dict per pair): decoded with the cyclic collector
+    # paused, as the join runs (see common/memory.py; 2.7 -> 1.3-1.5 CPU s measured)
     with open(p["plan"]) as handle, paused_gc():
         plan = json.load(handle)
     settings = dict((k, p[k]) for k in JOIN_SETTINGS)
