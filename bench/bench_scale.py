@@ -60,8 +60,9 @@ def fleet(n_hosts, n_rails, strategy):
 
 
 def simulate_hosts(planned, results_dir):
-    """Each host's side file as ibtune-schedule writes it (sidefiles.side_lines: a round's sides appended at once,
-    those that share their keys as one table line), each file written in one go."""
+    """Each host's side file as ibtune-schedule leaves it when its schedule finished: its rounds' sides written
+    whole (sidefiles.write_sides: a few table items whose rows name their rounds, what compact_side_file makes of
+    the lines appended a round at a time)."""
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
     os.makedirs(results_dir)
@@ -75,8 +76,8 @@ def simulate_hosts(planned, results_dir):
             if side["role"] == "client":
                 res.update(client_figures(side["host"], side["peer"], side["rail"]), msg_size=65536)
             rounds.setdefault(side["round"], []).append(res)
-        with open(os.path.join(results_dir, host + sidefiles.SIDES_SUFFIX), "w") as handle:
-            handle.write("".join(sidefiles.side_lines(rounds[r]) for r in sorted(rounds)))
+        in_order = [res for r in sorted(rounds) for res in rounds[r]]
+        sidefiles.write_sides(os.path.join(results_dir, host + sidefiles.SIDES_SUFFIX), in_order)
 
 
 def client_figures(host, peer, rail):

@@ -278,8 +278,14 @@ def _index_columns(index, columns, shared):
 
 def _index_table(index, item, where, shared):
     """Index a table item of sides. The common one, a host's round (one role, peer, pass and round, a row per
-    rail), is indexed as one line of columns (SideIndex.put_line, _Sides); another, row by row (_index_columns)."""
+    rail), is indexed as one line of columns (SideIndex.put_line, _Sides); one whose rows name their rounds (a side
+    file written whole) as a line per round (_item_rounds); another, row by row (_index_columns)."""
     const, names, columns, count = resultfile.table_columns(item, where)
+    if count and not _ROUND_KEYS.isdisjoint(names):
+        made = _item_rounds(index, const, dict(zip(names, columns)), count)
+        if made is not None:
+            index.put_lines(*made)
+            return None
     # the names of hosts, rails and devices as one string object each, and a column of them as one tuple
     # (``shared`` holds them): JSON makes one per value, 8.4 M keys and sides at 1024 hosts x 8 rails all_pairs
     at = dict(zip(names, map(_shared_column, columns, itertools.repeat(shared), itertools.repeat(index.columns))))
@@ -313,7 +319,7 @@ def _index_rounds(index, items):
     time, column by column across the file's rounds, in C. Returns False, having indexed nothing, for any other
     file (it is indexed an item at a time, which also names what is wrong)."""
     tables = _whole_tables(items)
-    keys = _round_keys(index.shared, tables[0]) if tables else None
+    keys = _round_keys(index.shared, _getter(tables[0])) if tables else None
     if keys is None:
         return False
     consts, names, rows = tables
@@ -322,13 +328,83 @@ def _index_rounds(index, items):
         shapes.setdefault(shape, []).append(number)
     rails, sides = [None] * len(items), [None] * len(items)
     for (slot, shape), numbers in shapes.items():
-        made = _shape_rounds(index, shape, _pick(consts, numbers), _pick(rows, numbers), slot == 0)
+        tables = _pick(rows, numbers)
+        flat = list(itertools.chain.from_iterable(tables))
+        if not _all_of(list, flat) or set(map(len, flat)) != {len(shape)}:
+            return False
+        columns = list(map(tuple, itertools.starmap(zip, tables)))  # each round's, a tuple per name
+        by_round = [list(map(operator.itemgetter(at), columns)) for at in range(len(shape))]
+        made = _shape_rounds(index, shape, _getter(_pick(consts, numbers)), by_round, slot == 0)
         if made is None:
             return False
         for number, rail, side in zip(numbers, *made):
             rails[number], sides[number] = rail, side
     index.put_lines(keys[0], keys[1], rails, sides)
     return True
+
+
+def _getter(consts):
+    """The shared values of rounds given as their table items' consts: name -> each round's value (None: not
+    shared by its rows)."""
+    return lambda name: list(map(dict.get, consts, itertools.repeat(name)))
+
+
+def _item_rounds(index, const, columns, count):
+    """(pairs, slots, rails, sides) of the rounds of a table item whose rows name their rounds (a side file written
+    whole, sidefiles.write_sides: a host's rounds in a few items): each run of rows with the same role, host, peer,
+    pass and round is a round, as _index_rounds makes a runner's line of one: its shared values those of the item
+    and of the run's first row, its columns the item's others, cut at the runs. None where a row is read otherwise
+    (a role, host or peer that is not a string, a round or pass that is not an int, a rail that is not a string):
+    _index_columns reads it row by row, which also names what is wrong. ``columns``: {name: column}."""
+    if "rail" in const:  # a host of one rail: its rail column is a value
+        columns["rail"] = [const["rail"]] * count
+        const = dict((name, value) for name, value in const.items() if name != "rail")
+    keys = [columns[name] for name in _KEY_FIELDS[:-1] if name in columns]
+    starts = _run_starts(keys, count)
+    ends = starts[1:] + [count]
+    rounds = len(starts)
+
+    def shared_values(name):
+        if name in columns:
+            return list(map(columns[name].__getitem__, starts)) if name in _ROUND_KEYS else [None] * rounds
+        return [const.get(name)] * rounds
+
+    keyed = _round_keys(index.shared, shared_values)
+    if keyed is None:
+        return None
+    shape = tuple(name for name in columns if name not in _ROUND_KEYS)
+    cuts = list(map(slice, starts, ends))
+    by_round = [list(map(tuple, map(columns[name].__getitem__, cuts))) for name in shape]
+    slots = keyed[1]
+    if len(set(slots)) == 1:
+        made = _shape_rounds(index, shape, shared_values, by_round, slots[0] == 0)
+        return None if made is None else (keyed[0], slots) + tuple(made)
+    rails, sides = [None] * rounds, [None] * rounds  # an item of both roles' rounds: each role's made apart
+    for slot in (0, 1):
+        numbers = [number for number, has in enumerate(slots) if has == slot]
+        by_round_of_slot = [_pick(values, numbers) for values in by_round]
+        made = _shape_rounds(index, shape, _picked(shared_values, numbers), by_round_of_slot, slot == 0)
+        if made is None:
+            return None
+        for number, rail, side in zip(numbers, *made):
+            rails[number], sides[number] = rail, side
+    return keyed[0], slots, rails, sides
+
+
+def _picked(shared_values, numbers):
+    """``shared_values`` of the rounds ``numbers`` alone."""
+    return lambda name: _pick(shared_values(name), numbers)
+
+
+def _run_starts(keys, count):
+    """The first row of each run of rows with the same values in ``keys`` (columns), in C."""
+    if not keys:
+        return [0]
+    changed = set()
+    for column in keys:
+        after = itertools.islice(column, 1, None)
+        changed.update(itertools.compress(range(1, count), map(operator.ne, after, column)))
+    return [0] + sorted(changed)
 
 
 def _whole_tables(items):
@@ -357,13 +433,11 @@ def _pick(values, numbers):
     return [values[number] for number in numbers]
 
 
-def _round_keys(shared, consts):
+def _round_keys(shared, shared_values):
     """(pairs, slots) of a side file's rounds ((pass, round, server, client), 0 server / 1 client) from their
-    shared values, the names as one string each; None unless each round holds a role, its host and peer as
-    strings, a round and a pass (absent: 1) as ints."""
-    roles, hosts, peers, passes, rounds = (
-        list(map(dict.get, consts, itertools.repeat(key))) for key in ("role", "host", "peer", "pass", "round")
-    )
+    shared values (``shared_values``: name -> each round's value), the names as one string each; None unless each
+    round holds a role, its host and peer as strings, a round and a pass (absent: 1) as ints."""
+    roles, hosts, peers, passes, rounds = map(shared_values, ("role", "host", "peer", "pass", "round"))
     if not (_all_of(str, roles) and _all_of(str, hosts) and _all_of(str, peers) and _all_of(int, rounds)):
         return None
     if not set(roles) <= set(_ROLES) or not set(map(type, passes)) <= {int, type(None)}:
@@ -377,20 +451,15 @@ def _round_keys(shared, consts):
     return list(zip(passes, rounds, servers, clients)), slots
 
 
-def _shape_rounds(index, shape, consts, tables, server):
-    """(rails, sides) of the rounds (``tables``: their rows) of one role (``server``) and set of column names
-    (``shape``), as _index_table makes them; None where one holds what _index_table reads otherwise or refuses (a
-    row that is not a list of the shape's width, a key of the round as a column, a name twice, no rail column, a
-    rail that is not a string)."""
+def _shape_rounds(index, shape, shared_values, by_round, server):
+    """(rails, sides) of the rounds of one role (``server``) and set of column names (``shape``), as _index_table
+    makes them: ``shared_values`` (name -> each round's value its rows share), ``by_round`` (each of shape's columns
+    as a tuple per round). None where one holds what _index_table reads otherwise or refuses (a key of the round as
+    a column, a name twice, no rail column, a rail that is not a string)."""
     if not _ROUND_KEYS.isdisjoint(shape) or len(set(shape)) != len(shape) or "rail" not in shape:
         return None
-    rows = list(itertools.chain.from_iterable(tables))
-    if not _all_of(list, rows) or set(map(len, rows)) != {len(shape)}:
-        return None
-    columns = list(map(tuple, itertools.starmap(zip, tables)))
     by_name = {}
-    for at, name in enumerate(shape):
-        values = list(map(operator.itemgetter(at), columns))
+    for name, values in zip(shape, by_round):
         # one tuple per distinct column of strings (a column's first value tells one that cannot be)
         if values[0][0].__class__ is str and _all_of(str, itertools.chain.from_iterable(values)):
             values = list(map(index.columns.setdefault, values, values))
@@ -399,14 +468,14 @@ def _shape_rounds(index, shape, consts, tables, server):
         by_name[name] = values
     base = []
     for name in SIDE_READS:
-        values = list(map(dict.get, consts, itertools.repeat(name)))
+        values = shared_values(name)
         if str in set(map(type, values)):
             values = [_one(value, index.shared) for value in values]
         base.append(values)
     counts = map(len, by_name["rail"])
     if any(base[_KIND]) or any(base[_FAILURE]) or "failure_kind" in shape or "failure" in shape:
         own = [zip(itertools.repeat(_AT[name]), by_name[name]) for name in shape if name in _AT]
-        owns = list(zip(*own)) if own else [()] * len(consts)
+        owns = list(zip(*own)) if own else [()] * len(by_name["rail"])
         return by_name["rail"], list(
             map(_sides, zip(*base), owns, counts, itertools.repeat(server), itertools.repeat(index.shared))
         )
@@ -433,6 +502,7 @@ def _shared_column(column, shared, columns):
     in ``shared``); another column as it is."""
     if not column or column[0].__class__ is not str:
         return column
+    column = tuple(column)  # a version 2 item's columns are lists
     got = columns.get(column)
     if got is not None:
         return got

@@ -316,32 +316,55 @@ def cut_rounds(rnd, sides):
     return as_dicts, chunks
 
 
-def write_chunks(directory, chunks):
-    """The chunks spread over three side files (sidefiles.side_lines); returns the sides in the order they are read
-    back (files by name, lines in order)."""
+def write_chunks(directory, chunks, whole=False):
+    """The chunks spread over three side files (sidefiles.side_lines; ``whole``: each file written whole,
+    sidefiles.whole_lines, as a runner that finished leaves it); returns the sides in the order they are read back
+    (files by name, lines in order)."""
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
     files, read_order = {}, []
     for number, chunk in enumerate(chunks):
         files.setdefault("f%d" % (number % 3), []).append(chunk)
     for name in sorted(files):
+        in_file = [s for chunk in files[name] for s in chunk]
         with open(str(directory / (name + sidefiles.SIDES_SUFFIX)), "w") as handle:
-            handle.write("".join(sidefiles.side_lines(chunk) for chunk in files[name]))
-        read_order += [s for chunk in files[name] for s in chunk]
+            if whole:
+                handle.write(sidefiles.whole_lines(in_file))
+            else:
+                handle.write("".join(sidefiles.side_lines(chunk) for chunk in files[name]))
+        read_order += in_file
     return read_order
 
 
+def counted_item_rounds(monkeypatch):
+    """join._item_rounds counted: whether it cut each table item it was given into rounds (a list)."""
+    taken = []
+    item_rounds = join._item_rounds  # pylint: disable=protected-access
+
+    def counted(index, const, columns, count):
+        made = item_rounds(index, const, columns, count)
+        taken.append(made is not None)
+        return made
+
+    monkeypatch.setattr(join, "_item_rounds", counted)
+    return taken
+
+
 @pytest.mark.parametrize("seed", range(40))
-def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path, seed):
+@pytest.mark.parametrize("form", ["lines", "whole"])
+def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path, monkeypatch, seed, form):
     """A runner's round (one role, peer and round, a row per rail) is indexed as one line, not a side per rail
     (join.SideIndex). Whatever else comes for the same pair (a side by itself, the round's rails split over two
     lines, a line written twice, rails the plan does not hold, a side among the dicts), the results, the refused
-    sides and the index are those of the same sides given one dict each, in the order they were read."""
+    sides and the index are those of the same sides given one dict each, in the order they were read. ``whole``:
+    each file written whole (a few table items whose rows name their rounds, both roles' rounds in one item where
+    they share their keys), its runs of rows cut back into rounds (join._item_rounds)."""
     import json
     import random
 
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
 
+    taken = counted_item_rounds(monkeypatch)
     rnd = random.Random(seed)
     pairs, sides, rails_of, settings = varied_pass(seed, rnd.choice(["write", "write_lat"]))
     for pair in pairs:  # a retest limited to some rails leaves the others' sides to be refused
@@ -350,7 +373,7 @@ def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path
         elif rnd.random() < 0.05:
             pair["rails"] = pair["rails"] + pair["rails"][-1:]  # a rail planned twice: no_result the second time
     as_dicts, chunks = cut_rounds(rnd, sides)
-    read_order = write_chunks(tmp_path, chunks)
+    read_order = write_chunks(tmp_path, chunks, whole=form == "whole")
 
     def files_read():
         return sidefiles.iter_side_items(str(tmp_path))
@@ -364,6 +387,9 @@ def test_rounds_indexed_as_lines_join_exactly_as_their_sides_one_by_one(tmp_path
     index_got = join.index_sides(as_dicts, duplicates_got, side_files=files_read())
     assert repr(sorted(index_got.items())) == repr(sorted(index.items()))  # repr: a NaN figure equals no other
     assert sorted(duplicates) == sorted(duplicates_got)
+    # every table item whose rows name their rounds (a file written whole) was cut into rounds
+    naming = [item for _p, items in files_read() for item in items if "round" in item.get("columns", ())]
+    assert taken == [True] * len(naming) * 2 and (form == "whole" or not naming)  # read twice: join, index
 
 
 FIGURES = [392.0, 392.5, 180.0, 391.25]
@@ -532,6 +558,26 @@ def test_side_files_of_whole_rounds_join_at_once_as_an_item_and_a_row_at_a_time_
     duplicates = []
     assert repr(sorted(join.index_sides(read_back, duplicates).items())) == outcomes[0][1]
     assert sorted(duplicates) == outcomes[0][2]
+    # the same files written whole (as runners that finished leave them): their items cut into rounds, the same
+    # pairs made in blocks, the same file, index and duplicates
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    for path in sorted(tmp_path.glob("*" + sidefiles.SIDES_SUFFIX)):
+        sidefiles.write_sides(str(whole / path.name), sidefiles.read_side_file(str(path)))
+    monkeypatch.setattr(join, "_index_rounds", index_rounds)
+    monkeypatch.setattr(join._Join, "columnar", True)  # pylint: disable=protected-access
+    monkeypatch.setattr(join._Join, "block_pairs", 512)  # pylint: disable=protected-access
+    taken = counted_item_rounds(monkeypatch)
+    seen.update(files=0, pairs=0, blocks=0)
+    dest = tmp_path / "results-whole.json"
+    counts, failed, refused_written = join.join_written(
+        pairs, [], rails_of, settings, str(dest), side_files=sidefiles.iter_side_items(str(whole))
+    )
+    duplicates = []
+    index = join.index_sides([], duplicates, side_files=sidefiles.iter_side_items(str(whole)))
+    assert (dest.read_text(), repr(sorted(index.items())), sorted(duplicates)) == outcomes[0]
+    assert counts == join.summary(expected) and refused_written == refused
+    assert seen["files"] == 0 and True in taken and (seen["pairs"] >= 1 or duplicates)
 
 
 def test_a_zero_and_a_negative_zero_are_judged_apart(tmp_path):
@@ -582,3 +628,47 @@ def test_a_side_file_with_a_spoiled_table_item_is_refused_by_name(tmp_path, spoi
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(resultfile.ResultsFileError, match=re.escape(path.name) + words):
         join.join_checked(pairs, [], rails_of, settings, side_files=sidefiles.iter_side_items(str(tmp_path)))
+
+
+@pytest.mark.parametrize("case", ["both_roles", "one_rail"])
+def test_a_file_written_whole_joins_as_its_sides_given_as_dicts(tmp_path, monkeypatch, case):
+    """Two forms a file written whole takes that the runners' lines never do: an item holding both roles' rounds
+    (a client that printed no figure holds a server's keys), and a host of one rail (its rail one value of the item,
+    not a column). Each item is cut into rounds (join._item_rounds) and joins as the same sides given as dicts."""
+    import json
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import sidefiles
+
+    rnd = random.Random(7)
+    hosts = ["h%d" % i for i in range(6)]
+    r = rails(hosts)
+    if case == "one_rail":
+        r = dict((h, rails_of[:1]) for h, rails_of in r.items())
+    p = planned(hosts, r)
+    by_host = dict((h, [ok_side(s, bw=rnd.choice([392.0, 180.0])) for s in ss]) for h, ss in sides_of(p).items())
+    if case == "both_roles":
+        for h in hosts[:3]:  # clients that printed a peak but no average (some could not connect): a server's keys
+            for s in by_host[h]:
+                if s["role"] == "client":
+                    s.update(bw_peak_gbps=s.pop("bw_avg_gbps"))
+                    if s["round"] % 2:
+                        s.update(failure_kind="connect", failure="could not connect", rc=1)
+                else:
+                    s.update(address=None, bw_peak_gbps=None)
+    for h, ss in by_host.items():
+        sidefiles.write_sides(str(tmp_path / (h + sidefiles.SIDES_SUFFIX)), ss)
+    items = [item for _p, got in sidefiles.iter_side_items(str(tmp_path)) for item in got]
+    if case == "both_roles":
+        assert any(item.get("columns", {}).get("role") for item in items)  # an item of both roles' rounds
+    else:
+        assert any("rail" in item.get("const", ()) and "round" in item.get("columns", ()) for item in items)
+    taken = counted_item_rounds(monkeypatch)
+    sides = [s for h in sorted(by_host) for s in by_host[h]]
+    expected = join.join_checked(p["pairs"], sides, r, SETTINGS)
+    got = join.join_checked(p["pairs"], [], r, SETTINGS, side_files=sidefiles.iter_side_items(str(tmp_path)))
+    assert json.dumps(got) == json.dumps(expected) and taken and all(taken)
+    assert len({res["failure_kind"] for res in expected[0]}) >= (3 if case == "both_roles" else 1)
+    duplicates = []
+    index = join.index_sides([], duplicates, side_files=sidefiles.iter_side_items(str(tmp_path)))
+    assert repr(sorted(index.items())) == repr(sorted(join.index_sides(sides).items())) and not duplicates

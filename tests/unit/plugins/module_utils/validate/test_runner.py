@@ -96,6 +96,8 @@ def test_runs_its_slice_found_by_the_slurm_node_name_and_streams_every_round(pas
     assert list(sides) == ["a"]
     assert [(s["round"], s["role"]) for s in sides["a"]] == [(1, "server"), (1, "client"), (2, "server"), (2, "client")]
     assert all(abs(s["bw_avg_gbps"] - 392.0) < 1 for s in sides["a"] if s["role"] == "client")
+    # appended a round at a time, then rewritten whole once the schedule finished
+    assert (results(pass_dir) / ("a" + sidefiles.SIDES_SUFFIX)).read_text() == sidefiles.whole_lines(sides["a"])
     done = sidefiles.read_done(str(results(pass_dir)))["a"]
     assert done["finished"] is True and done["rounds"] == 2 and done["failures"] == 0
     state = sidefiles.read_states(str(results(pass_dir)))["a"]
@@ -117,6 +119,7 @@ def test_sigterm_keeps_the_rounds_that_ended_and_leaves_no_process(pass_dir):
     assert proc.wait(timeout=15) == 128 + signal.SIGTERM
     back = sidefiles.read_side_file(str(side_file))
     assert [s["round"] for s in back] == [1, 1]
+    assert side_file.read_text() == sidefiles.side_lines(back)  # a stopped runner's lines stay as appended
     done = sidefiles.read_done(str(results(pass_dir)))["a"]
     assert done["stopped"] == "SIGTERM" and "finished" not in done
     time.sleep(0.2)

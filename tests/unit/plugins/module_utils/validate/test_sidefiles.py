@@ -50,8 +50,43 @@ def test_a_round_of_sides_is_one_table_line_read_back_as_written_and_a_cut_round
     assert sidefiles.read_side_file(str(path)) == round1 + round2
     path.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # SIGKILL while writing round 2
     assert sidefiles.read_side_file(str(path)) == round1
-    sidefiles.write_sides(str(path), round1 + round2)  # the controller's copy: the same form
-    assert path.read_text().splitlines() == lines and sidefiles.read_side_file(str(path)) == round1 + round2
+    sidefiles.write_sides(str(path), round1 + round2)  # written whole: the same sides, in order
+    assert sidefiles.read_side_file(str(path)) == round1 + round2
+
+
+def test_a_side_file_written_whole_is_a_few_table_items_read_back_side_for_side_in_order(tmp_path):
+    """What a runner that finished leaves (compact_side_file) and what the controller writes (write_sides): runs of
+    sides with the same keys as version 2 table items, each row naming its round, read back equal (values and
+    types), in order, from a file a fraction of the lines' size."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile
+
+    path = tmp_path / ("a" + sidefiles.SIDES_SUFFIX)
+    written = []
+    for number in range(1, 41):
+        peer = "h%02d" % number
+        if number <= 25:  # a host's rounds as all_pairs plans them: a run as the client, then as the server
+            rounds = [side(number, "client", "a", peer, "mlx5_%d:1" % r, bw_avg_gbps=390.0 + r) for r in range(8)]
+        else:
+            rounds = [side(number, "server", "a", peer, "mlx5_%d:1" % r) for r in range(8)]
+        if number == 7:  # a failed side: other keys, its own item
+            rounds[3].update(failure_kind="connect", failure="no route", bw_avg_gbps=None, rc=1)
+        if number == 11:  # a figure perftest printed as a whole number, and a -0.0
+            rounds[0]["bw_avg_gbps"], rounds[1]["bw_avg_gbps"] = 390, -0.0
+        sidefiles.append_sides(str(path), rounds)
+        written += rounds
+    lines = path.read_text()
+    sidefiles.compact_side_file(str(path))
+    whole = path.read_text()
+    back = sidefiles.read_side_file(str(path))
+    assert json.dumps(back, sort_keys=True) == json.dumps(written, sort_keys=True)  # types: 390 an int, -0.0
+    items = [json.loads(line) for line in whole.splitlines()]
+    assert len(items) == 4 and len(whole) * 2 < len(lines)  # client rounds cut by the failed side, server rounds
+    tables = [item for item in items if resultfile.TABLE_KEY in item]
+    assert {item[resultfile.TABLE_KEY] for item in tables} == {resultfile.COLUMNS_VERSION}
+    assert all("round" in item["columns"] and "rail" in item["columns"] for item in tables if item["count"] > 8)
+    assert whole == sidefiles.whole_lines(written)
+    sidefiles.write_sides(str(path), written)  # the controller's copy of the same sides: the same file
+    assert path.read_text() == whole
 
 
 def test_a_bad_line_before_the_end_is_refused(tmp_path):
