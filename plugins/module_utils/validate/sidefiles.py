@@ -82,18 +82,19 @@ def whole_lines(results):
     )
 
 
-def write_sides(path, results):
+def write_sides(path, results, fsync=False):
     """Replace a side file with ``results`` written whole (whole_lines), atomically: what a runner that finished
     leaves (compact_side_file) and what the controller keeps of each host's sides, whichever launcher brought
     them."""
-    _files.write_text(path, whole_lines(results), mode=None, dir_mode=0o777)
+    _files.write_text(path, whole_lines(results), mode=None, dir_mode=0o777, fsync=fsync)
 
 
 def compact_side_file(path):
     """Rewrite a runner's side file (a line per round, appended) whole, once its schedule has finished: the same
-    sides, in the same order, read by the controller in a fraction of the time. The lines stay where the rewrite
-    fails (it is atomic: a reader sees one or the other)."""
-    write_sides(path, read_side_file(path))
+    sides, in the same order, read by the controller in a fraction of the time. On the disk before it replaces the
+    lines, as each round was (append_sides); the lines stay where the rewrite fails (it is atomic: a reader sees
+    one or the other)."""
+    write_sides(path, read_side_file(path), fsync=True)
 
 
 def read_side_items(path):
