@@ -532,6 +532,7 @@ COLUMN_VALUES = st.one_of(PATTERN_VALUES, st.just(NAN), st.just(390.5), st.just(
 @example(values=["a", 1, "a"], runs=[1], times=3, shape="cycle", as_tuple=False)
 @example(values=[1.0, True], runs=[3], times=4, shape="runs", as_tuple=False)
 @example(values=["node1", "node2", "node1"], runs=[8, 7, 1], times=4, shape="runs", as_tuple=False)
+@example(values=["a", "b", "c", "d"], runs=[2, 1, 2, 3], times=1, shape="both", as_tuple=False)  # 4 runs in 8
 def test_a_column_is_encoded_as_the_first_written_encoder_encoded_it(values, runs, times, shape, as_tuple):
     """_encoded_column against the encoder it replaces, on runs of many lengths (over _LONGEST_RUN, cut runs), cycles
     and any mix of strings, nulls, bools, numbers that equal them, a NaN and a list: the same encoding."""
@@ -615,16 +616,21 @@ def windows_spec(table, size):
 @given(
     blocks=st.lists(st.tuples(SHARED, st.lists(st.tuples(SCALARS, SCALARS), min_size=1, max_size=9)), max_size=4),
     changes=st.lists(
-        st.tuples(st.integers(0, 40), st.sampled_from(["bw", "x", "test", "note", "passed", "peer_median"]), ANY_VALUE)
+        st.tuples(
+            st.integers(0, 40), st.sampled_from(["bw", "x", "test", "note", "passed", "peer_median", "swap"]), ANY_VALUE
+        )
     ),
     rows=st.sampled_from([2, 3, 5, 4096]),
     rails=st.booleans(),
 )
+@example(blocks=[({"passed": True}, [(1.0, 2.0)] * 3)], changes=[(1, "passed", 1)], rows=4096, rails=False)
+@example(blocks=[({}, [(1.0, 2.0)] * 3)], changes=[(1, "swap", 1)], rows=4096, rails=False)
 def test_a_table_writes_the_items_its_first_written_windows_made(blocks, changes, rows, rails):
     """table_items_of over ResultTable.windows against the first written windows (a promoted result a segment of
     its own) and the loop that joined them again: shared NaN, lists and confusable scalars, promoted results
-    changing a shared value (to an equal one of another type, a NaN, a list) or a column, or adding a key, columns
-    held as tuples (a file's decoded cycles): the same text, byte for byte."""
+    changing a shared value (to an equal one of another type, a NaN, a list) or a column, adding a key or holding
+    as many keys as their block but not the same, columns held as tuples (a file's decoded cycles): the same text,
+    byte for byte."""
     table = ResultTable()
     for shared, values in blocks:
         names = [k for k in ("bw", "x") if k not in shared]
@@ -633,7 +639,12 @@ def test_a_table_writes_the_items_its_first_written_windows_made(blocks, changes
             columns = [tuple(column) for column in columns]
         table.add_columns(shared, names, columns, len(values))
     for index, key, value in changes:
-        if index < len(table) and (key in table[index] or key == "peer_median"):
+        if index >= len(table):
+            continue
+        if key == "swap":  # as many keys as its block, not the same ones
+            res = table.promote(index)
+            res["peer_median"] = res.pop(sorted(res)[0])
+        elif key in table[index] or key == "peer_median":
             table.promote(index)[key] = value
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(resultfile, "TABLE_ROWS", rows)
@@ -642,3 +653,13 @@ def test_a_table_writes_the_items_its_first_written_windows_made(blocks, changes
         assert got == "".join(
             resultfile.files.json_list_chunks(table_items_of_spec(table), 4, sort_keys=True, separators=(",", ":"))
         )
+
+
+def test_the_texts_of_figures_held_for_a_file_are_bounded():
+    """A file whose figures seldom repeat holds at most about HELD texts: past it, each column is encoded whole."""
+    encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    texts = resultfile._FloatTexts(encode)  # pylint: disable=protected-access
+    for start in range(0, 200000, 1000):
+        column = [start + n + 0.5 for n in range(1000)]
+        assert texts.column(column) == encode(column)
+    assert len(texts) <= texts.HELD + 1000
