@@ -443,7 +443,7 @@ def _strings_ok(values, none=False):
 
 def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
     """The verdict half of _results._clean over a block's columns: a passed result has no failure, a figure and
-    (with a threshold) a figure at or above it; a failed one a sentence and a kind."""
+    (with a threshold) a figure at or above it (_passed_ok); a failed one a sentence and a kind."""
     if not set(map(type, passed)) <= {bool}:
         return False
     failed = list(map(operator.not_, passed))
@@ -451,23 +451,30 @@ def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
         for texts in (list(itertools.compress(failure, failed)), list(itertools.compress(failure_kind, failed))):
             if set(map(type, texts)) != {str} or "" in texts:
                 return False
-    if not all(failed):
-        ok = list(map(operator.not_, failed))
-        if set(itertools.compress(failure, ok)) | set(itertools.compress(failure_kind, ok)) != {None}:
-            return False
-        figures = list(itertools.compress(bw, ok))
-        if None in figures:
-            return False
-        limits = list(itertools.compress(threshold, ok))
-        if None in limits:
-            pairs = [(v, t) for v, t in zip(figures, limits) if t is not None]
-            figures, limits = [v for v, _t in pairs], [t for _v, t in pairs]
-        if any(map(operator.lt, figures, limits)):
-            return False
-    return True
+    return all(failed) or _passed_ok(list(map(operator.not_, failed)), failure, failure_kind, bw, threshold)
+
+
+def _passed_ok(ok, failure, failure_kind, bw, threshold):
+    """Whether each result ``ok`` flags has no failure, a figure, and (with a threshold) a figure at or above it.
+    ``threshold``: one per result, or the one every result holds, as a list of one (a block's shared value: no
+    column of it made)."""
+    if set(itertools.compress(failure, ok)) | set(itertools.compress(failure_kind, ok)) != {None}:
+        return False
+    figures = list(itertools.compress(bw, ok))
+    if None in figures:
+        return False
+    if len(threshold) == 1:  # shared (or one result): each figure against it
+        return threshold[0] is None or not any(map(operator.lt, figures, itertools.repeat(threshold[0])))
+    limits = list(itertools.compress(threshold, ok))
+    if None in limits:
+        pairs = [(v, t) for v, t in zip(figures, limits) if t is not None]
+        figures, limits = [v for v, _t in pairs], [t for _v, t in pairs]
+    return not any(map(operator.lt, figures, limits))
 
 
 def _rates_ok(bw, rate):
+    """Whether no figure is above its port's line rate (and the margin): ``rate`` one per result, or the one every
+    result holds, as a list of one (a block's shared value)."""
     if set(rate) == {None}:
         return True
     if not set(map(type, rate)) <= {float, _NONE}:
@@ -506,8 +513,8 @@ def block_clean(const, columns, count):
         and None not in distinct("rail")
         and "" not in distinct("rail")
         and all(_floats_ok(distinct(k)) for k in ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s"))
-        and _rates_ok(full("bw_avg_gbps"), full("line_rate_gbps"))
-        and _verdicts_ok(*map(full, ("passed", "failure", "failure_kind", "bw_avg_gbps", "threshold_gbps")))
+        and _rates_ok(full("bw_avg_gbps"), distinct("line_rate_gbps"))
+        and _verdicts_ok(*map(full, ("passed", "failure", "failure_kind", "bw_avg_gbps")), distinct("threshold_gbps"))
     )
 
 
