@@ -536,7 +536,7 @@ def test_a_blocks_rates_and_failures_checked_in_c_are_what_the_loops_checked(see
     shared = rnd.choice(rates)
     assert T._rates_ok(bw, [shared]) == rates_ok_by_loop(bw, [shared] * size)  # pylint: disable=protected-access
     gate = rnd.choice([360.0, 392.0, 400.0, None, math.nan, 0.0, -0.0])
-    figures = [rnd.choice([None, 392.0, 359.9, 0.0, math.nan]) for _i in range(size)]
+    figures = [rnd.choice([None, 392.0, 359.9, 0.0, -1.0, math.nan]) for _i in range(size)]
     failure = [None if ok else "slow" for ok in passed]
     failure_kind = [None if ok else "below_threshold" for ok in passed]
     columns = (passed, failure, failure_kind, figures)
