@@ -332,32 +332,62 @@ def _item_chunks(items, compact):
 
 
 def _compact_chunks(items):
-    """json_list_chunks(items, sort_keys=True, separators=(",", ":")) of the compact form's items, byte for byte,
-    an item at a time: a version 2 table item is written key by key so that its columns of floats are written from
+    """json_list_chunks(items, sort_keys=True, separators=(",", ":")) of the compact form's items, byte for byte: a
+    version 2 table item with a long column of floats is written key by key so that those columns are written from
     the texts of a file's figures, each made once (_FloatTexts: the 8.4 M figures of 1024 hosts x 8 rails all_pairs,
-    a few hundred distinct, were most of results.json's encoding); any other item as json encodes it."""
+    a few hundred distinct, were most of results.json's encoding); the other items as json encodes them, those in a
+    row together (PLAIN_ITEMS at a time: a json call each costs as much as a small item)."""
     encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
     texts = _FloatTexts(encode)
+    plain = []  # the items in a row since the last one written key by key
+    sep = ""
     yield "["
-    for number, item in enumerate(items):
-        yield ("," if number else "") + _item_json(item, encode, texts)
+    for item in items:
+        text = _item_json(item, encode, texts)
+        if text is None:
+            plain.append(item)
+            if len(plain) < PLAIN_ITEMS:
+                continue
+            text, plain = encode(plain)[1:-1], []
+        elif plain:
+            text, plain = encode(plain)[1:-1] + "," + text, []
+        yield sep + text
+        sep = ","
+    if plain:
+        yield sep + encode(plain)[1:-1]
     yield "]"
 
 
+PLAIN_ITEMS = 64  # items json encodes in one call at most (_compact_chunks)
+_FLOATS_FROM = 64  # a table item with a column of floats this long is written key by key (_item_json)
+
+
 def _item_json(item, encode, texts):
-    """encode(item) of one item of the compact form (``encode``: sort_keys, compact separators); ``texts``: the
-    file's _FloatTexts."""
+    """encode(item) (``encode``: sort_keys, compact separators) of a version 2 table item with a column of at least
+    _FLOATS_FROM floats, its keys and its columns' names strings: written key by key, its columns through ``texts``
+    (the file's _FloatTexts). None for any other item."""
     columns = item.get("columns") if item.__class__ is dict and item.get(TABLE_KEY) == COLUMNS_VERSION else None
-    if columns.__class__ is not dict:
-        return encode(item)
+    if columns.__class__ is not dict or not any(
+        column.__class__ is list and len(column) >= _FLOATS_FROM and column[0].__class__ is float
+        for column in columns.values()
+    ):
+        return None
+    if set(map(type, item)) != _STRING_TYPE or set(map(type, columns)) != _STRING_TYPE:
+        return None
     parts = []
     for key in sorted(item):
         if key == "columns":
-            value = "{%s}" % ",".join("%s:%s" % (encode(name), texts.column(columns[name])) for name in sorted(columns))
+            value = "{%s}" % ",".join(
+                "%s:%s" % (_json_string(name), texts.column(columns[name])) for name in sorted(columns)
+            )
         else:
             value = encode(item[key])
-        parts.append("%s:%s" % (encode(key), value))
+        parts.append("%s:%s" % (_json_string(key), value))
     return "{%s}" % ",".join(parts)
+
+
+_STRING_TYPE = frozenset((str,))
+_json_string = json.encoder.encode_basestring_ascii  # what the encoder writes a key with (ensure_ascii)
 
 
 class _FloatTexts(dict):

@@ -556,24 +556,38 @@ FIGURES = st.one_of(
 )
 
 
+# items the compact form holds besides table items with figures: a result, a version 1 item, a version 2 item with
+# a key that is not a string (json writes it as one), a short column of figures
+OTHER_ITEMS = st.sampled_from(
+    [
+        {"bw": 1.5},
+        {"ibtune_table": 1, "columns": ["a"], "rows": []},
+        {"ibtune_table": 2, "const": {1: "x"}, "count": 70, "columns": {1: [0.5] * 70}},
+        {"ibtune_table": 2, "const": {}, "count": 2, "columns": {"z": [2.5, 2.5], "a": ("x", "y")}},
+    ]
+)
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     columns=st.lists(st.lists(FIGURES, min_size=1, max_size=12), min_size=1, max_size=5),
-    others=st.lists(st.one_of(st.just({"bw": 1.5}), st.just({"ibtune_table": 1, "columns": ["a"], "rows": []}))),
+    times=st.sampled_from([1, 70]),
+    others=st.lists(st.tuples(st.integers(0, 5), OTHER_ITEMS), max_size=150),
     held=st.sampled_from([0, 2, 1 << 16]),
 )
-@example(columns=[[0.0, -0.0, 0.0], [-0.0, 0.0]], others=[], held=1 << 16)
-@example(columns=[[1.0, 1, True, 1.0]], others=[], held=1 << 16)
-@example(columns=[[390.76] * 3, [391.5, 390.76]], others=[], held=0)
-def test_the_compact_form_is_written_byte_for_byte_as_json_dumps_writes_its_items(columns, others, held):
-    """_compact_chunks (figures written from their texts, each made once a file) against json_list_chunks of the
-    same items: zeros of both signs, 1, True and 1.0, NaN and infinities, a file past _FloatTexts.HELD figures."""
+@example(columns=[[0.0, -0.0, 0.0], [-0.0, 0.0]], times=70, others=[], held=1 << 16)
+@example(columns=[[1.0, 1, True, 1.0]], times=70, others=[], held=1 << 16)
+@example(columns=[[390.76] * 3, [391.5, 390.76]], times=70, others=[(1, {"bw": 1.5})] * 70, held=0)
+def test_the_compact_form_is_written_byte_for_byte_as_json_dumps_writes_its_items(columns, times, others, held):
+    """_compact_chunks (figures written from their texts, each made once a file; the other items encoded together)
+    against json_list_chunks of the same items: zeros of both signs, 1, True and 1.0, NaN and infinities, a file
+    past _FloatTexts.HELD figures, short columns, keys that are not strings, other items in long rows."""
     items = [
         {"ibtune_table": 2, "const": {"test": "write", "bw": 1.0}, "count": len(column), "columns": {"f": column}}
-        for column in columns
+        for column in (column * times for column in columns)
     ]
-    items.append({"ibtune_table": 2, "const": {}, "count": 2, "columns": {"z": [2.5, 2.5], "a": ("x", "y")}})
-    items.extend(others)
+    for place, item in others:
+        items.insert(min(place, len(items)), item)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(resultfile._FloatTexts, "HELD", held)  # pylint: disable=protected-access
         got = "".join(resultfile._compact_chunks(iter(items)))  # pylint: disable=protected-access
