@@ -367,9 +367,14 @@ def _item_json(item, encode, texts):
     _FLOATS_FROM floats, its keys and its columns' names strings: written key by key, its columns through ``texts``
     (the file's _FloatTexts). None for any other item."""
     columns = item.get("columns") if item.__class__ is dict and item.get(TABLE_KEY) == COLUMNS_VERSION else None
-    if columns.__class__ is not dict or not any(
-        column.__class__ is list and len(column) >= _FLOATS_FROM and column[0].__class__ is float
-        for column in columns.values()
+    count = item.get("count") if columns.__class__ is dict else None
+    if (
+        count.__class__ is not int
+        or count < _FLOATS_FROM
+        or not any(
+            column.__class__ is list and len(column) >= _FLOATS_FROM and column[0].__class__ is float
+            for column in columns.values()
+        )
     ):
         return None
     if set(map(type, item)) != _STRING_TYPE or set(map(type, columns)) != _STRING_TYPE:
