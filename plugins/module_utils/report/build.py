@@ -287,13 +287,10 @@ def _refuse(results, expected_hosts):
     known = set(expected_hosts) if expected_hosts is not None else None
     keys = results.columns("pass", "round", "rail", "server", "client", "kind", "test")
     servers, clients = keys[3], keys[4]
-    # the common case first, in C: every host known, and as many distinct key hashes as results (so no key twice)
-    # without a set of millions of key tuples (500 MiB at 1024 hosts x 8 rails all_pairs); else the loop names them
+    # the common case first, in C: every host known, and no key twice (_distinct_keys), without a set of millions
+    # of key tuples (500 MiB at 1024 hosts x 8 rails all_pairs); else the loop names them
     all_known = known is None or (known.issuperset(servers) and known.issuperset(clients))
-    # a column holding one value throughout (pass, kind, test) tells no two keys apart: left out of the hashed
-    # tuples (4 values, not 7, per result)
-    varying = [column for column in keys if column.count(column[0]) != len(column)] if keys[0] else []
-    if all_known and len(set(map(hash, zip(*varying or keys[:1])))) == len(results):
+    if all_known and _distinct_keys(keys):
         return results, []
     seen = set()
     kept, refused = [], []
@@ -309,6 +306,42 @@ def _refuse(results, expected_hosts):
         seen.add(key)
         kept.append(index)
     return results.select(kept), refused
+
+
+REFUSE_SPANS = 64  # results a span of the same pass, round, kind and test holds at least, on average, for
+# _distinct_keys to hash each span's keys apart
+
+
+def _distinct_keys(keys):
+    """Whether the results' keys (columns: pass, round, rail, server, client, kind, test) are told apart by their
+    hashes: then no key comes twice (False: two hashes are the same, perhaps of two keys). A span of consecutive
+    results with the same pass, round, kind and test (a round of a pass, as the join writes it) has its (rail,
+    server, client) hashed into one set per distinct (pass, round, kind, test): sets of thousands, not one of 4.2
+    M hashes whose every insertion missed the cache at 1024 hosts x 8 rails all_pairs. Where the spans are short,
+    every key is hashed into one set."""
+    count = len(keys[0])
+    if not count:
+        return True
+    outer = [keys[0], keys[1], keys[5], keys[6]]
+    starts = sorted(set().union(*map(_changes, outer)))
+    if len(starts) * REFUSE_SPANS > count:
+        # a column holding one value throughout tells no two keys apart: left out of the hashed tuples
+        varying = [column for column in keys if column.count(column[0]) != count] or keys[:1]
+        return len(set(map(hash, zip(*varying)))) == count
+    rails, servers, clients = keys[2], keys[3], keys[4]
+    spans = {}
+    bounds = [0] + starts + [count]
+    for low, high in zip(bounds, bounds[1:]):
+        hashes = spans.setdefault(tuple(column[low] for column in outer), set())
+        hashes.update(map(hash, zip(rails[low:high], servers[low:high], clients[low:high])))
+    return sum(map(len, spans.values())) == count
+
+
+def _changes(column):
+    """The indices where a column's value differs from the one before it (none for a column of one value), in C."""
+    if column.count(column[0]) == len(column):
+        return ()
+    return itertools.compress(range(1, len(column)), map(operator.ne, itertools.islice(column, 1, None), column))
 
 
 def _apply_baseline(results, medians, regressed):

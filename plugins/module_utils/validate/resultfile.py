@@ -90,27 +90,28 @@ def _columns_table(keys, columns, count, version):
     }
 
 
-_KEY_OF_GROUP = operator.itemgetter(0)
-_GROUP = operator.itemgetter(1)
 _ENCODED_FROM = 8  # shorter columns are written as lists
 
 
 def _encoded_column(column):
     """A column as version 2 writes it: its cycle or its runs where they hold fewer values and == tells its values apart
     exactly (strings, bools: _repeatable), else the column itself. In C but for a test per column: the join and
-    the report write 4.2 M results' columns at 1024 x 8 all_pairs."""
+    the report write 4.2 M results' columns at 1024 x 8 all_pairs. _repeatable (a join of the strings) is asked
+    last: a column of links, each result's own, is told by its first value never coming again."""
     count = len(column)
-    if count < _ENCODED_FROM or not _repeatable(column):
+    if count < _ENCODED_FROM:
         return column
     first = column[0]
+    if first is not None and first.__class__ is not str and first.__class__ is not bool:
+        return column  # never _repeatable
     if column[1] == first:  # runs: the results of a pair name the same hosts
-        return _runs(column)
+        return _runs(column) if _repeatable(column) else column
     try:
         period = column.index(first, 1)
     except ValueError:  # the first value never comes again: no cycle (each result's own link)
         return column
     times, rest = divmod(count, period)
-    if rest or column[:period] * times != column:
+    if rest or not _repeatable(column) or column[:period] * times != column:
         return column
     return {"cycle": list(column[:period]), "times": times}
 
@@ -118,22 +119,26 @@ def _encoded_column(column):
 def _runs(column):
     """The runs form of a column whose first two values are equal, or the column where runs hold no fewer values.
     Runs of one length (a pair's 8 results, pair after pair: the length told by the first run, shorter than
-    _LONGEST_RUN) are taken a stride apart and checked by remaking the column from them and comparing, in C; any
-    others are grouped (itertools.groupby: twice as slow)."""
+    _LONGEST_RUN) are taken a stride apart and checked by comparing the column's other stride-apart slices with
+    them, in C; any others (a verdict's column: mostly passed, a few failed) start where a value differs from the
+    one before it, found in C (itertools.groupby, which this replaces, made a list of each run)."""
     count, first = len(column), column[0]
     length = 2
     while length < count and length < _LONGEST_RUN and column[length] == first:
         length += 1
     if length < _LONGEST_RUN and not count % length:
-        runs = list(column[::length])
-        lengths = [length] * len(runs)
-        remade = itertools.chain.from_iterable(map(itertools.repeat, runs, lengths))
-        if (list(remade) if column.__class__ is list else tuple(remade)) == column:
-            return {"runs": runs, "lengths": lengths} if len(runs) * 2 < count else column
-    runs = list(map(_KEY_OF_GROUP, itertools.groupby(column)))
-    if len(runs) * 2 >= count:
+        runs = column[::length]
+        # each run's values equal its first: every stride-apart slice equals the first one (== as list == does)
+        if all(column[offset::length] == runs for offset in range(1, length)):
+            return {"runs": list(runs), "lengths": [length] * len(runs)} if len(runs) * 2 < count else column
+    starts = list(itertools.compress(range(1, count), map(operator.ne, itertools.islice(column, 1, None), column)))
+    if (len(starts) + 1) * 2 >= count:
         return column
-    return {"runs": runs, "lengths": list(map(len, map(list, map(_GROUP, itertools.groupby(column)))))}
+    bounds = [0] + starts + [count]
+    return {
+        "runs": [first] + list(map(column.__getitem__, starts)),
+        "lengths": list(map(operator.sub, bounds[1:], bounds[:-1])),
+    }
 
 
 _LONGEST_RUN = 64
@@ -321,7 +326,106 @@ def results_chunks(results, compact):
 
 
 def _item_chunks(items, compact):
-    return files.json_list_chunks(items, chunk=4 if compact else 4096, sort_keys=True, separators=(",", ":"))
+    if compact:
+        return _compact_chunks(items)
+    return files.json_list_chunks(items, chunk=4096, sort_keys=True, separators=(",", ":"))
+
+
+def _compact_chunks(items):
+    """json_list_chunks(items, sort_keys=True, separators=(",", ":")) of the compact form's items, byte for byte: a
+    version 2 table item with a long column of floats is written key by key so that those columns are written from
+    the texts of a file's figures, each made once (_FloatTexts: the 8.4 M figures of 1024 hosts x 8 rails all_pairs,
+    a few hundred distinct, were most of results.json's encoding); the other items as json encodes them, those in a
+    row together (PLAIN_ITEMS at a time: a json call each costs as much as a small item)."""
+    encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    texts = _FloatTexts(encode)
+    plain = []  # the items in a row since the last one written key by key
+    sep = ""
+    yield "["
+    for item in items:
+        text = _item_json(item, encode, texts)
+        if text is None:
+            plain.append(item)
+            if len(plain) < PLAIN_ITEMS:
+                continue
+            text, plain = encode(plain)[1:-1], []
+        elif plain:
+            text, plain = encode(plain)[1:-1] + "," + text, []
+        yield sep + text
+        sep = ","
+    if plain:
+        yield sep + encode(plain)[1:-1]
+    yield "]"
+
+
+PLAIN_ITEMS = 64  # items json encodes in one call at most (_compact_chunks)
+_FLOATS_FROM = 64  # a table item with a column of floats this long is written key by key (_item_json)
+
+
+def _item_json(item, encode, texts):
+    """encode(item) (``encode``: sort_keys, compact separators) of a version 2 table item with a column of at least
+    _FLOATS_FROM floats, its keys and its columns' names strings: written key by key, its columns through ``texts``
+    (the file's _FloatTexts). None for any other item."""
+    columns = item.get("columns") if item.__class__ is dict and item.get(TABLE_KEY) == COLUMNS_VERSION else None
+    count = item.get("count") if columns.__class__ is dict else None
+    if (
+        count.__class__ is not int
+        or count < _FLOATS_FROM
+        or not any(
+            column.__class__ is list and len(column) >= _FLOATS_FROM and column[0].__class__ is float
+            for column in columns.values()
+        )
+    ):
+        return None
+    if set(map(type, item)) != _STRING_TYPE or set(map(type, columns)) != _STRING_TYPE:
+        return None
+    parts = []
+    for key in sorted(item):
+        if key == "columns":
+            value = "{%s}" % ",".join(
+                "%s:%s" % (_json_string(name), texts.column(columns[name])) for name in sorted(columns)
+            )
+        else:
+            value = encode(item[key])
+        parts.append("%s:%s" % (_json_string(key), value))
+    return "{%s}" % ",".join(parts)
+
+
+_STRING_TYPE = frozenset((str,))
+_json_string = json.encoder.encode_basestring_ascii  # what the encoder writes a key with (ensure_ascii)
+
+
+class _FloatTexts(dict):
+    """{figure: its JSON text} of the figures a file's columns of floats hold, each made (by ``encode``) the first
+    time it is asked for. A zero is never kept (0.0 and -0.0 are equal but written apart); past HELD figures (a file
+    whose figures seldom repeat) every column is encoded whole, as json does."""
+
+    HELD = 1 << 16
+
+    def __init__(self, encode):
+        dict.__init__(self)
+        self.encode = encode
+
+    def __missing__(self, figure):
+        text = self.encode(figure)
+        if figure != 0.0:
+            self[figure] = text
+        return text
+
+    def column(self, column):
+        """encode(column), byte for byte: a list of floats from the texts (a dict lookup a value, in C)."""
+        if (
+            column.__class__ is not list
+            or not column
+            or column[0].__class__ is not float
+            or len(self) > self.HELD
+            or set(map(type, column)) != _FLOAT_TYPES  # 1 and True are equal to 1.0, and written apart
+        ):
+            return self.encode(column)
+        return "[%s]" % ",".join(map(self.__getitem__, column))
+
+
+_FLOAT_TYPES = frozenset((float,))
 
 
 def write_results(dest, results, compact):

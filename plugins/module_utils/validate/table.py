@@ -27,6 +27,7 @@ import operator
 from ansible_collections.ibtune.fabric.plugins.module_utils.validate import results as _results
 
 _NONE = type(None)
+_SCALARS = frozenset((str, int, float, bool, _NONE))
 # the keys a result's two ends are grouped by (ResultTable.host_ends)
 END_KEYS = ("server", "server_device", "client", "client_device", "kind", "rail", "test")
 
@@ -168,9 +169,12 @@ class ResultTable:
 
     def windows(self, size):
         """The results ``size`` at a time, in order: for each window, its segments (keys, const, {key: values},
-        count): the results of a block between promoted ones as one segment (with the block's const), a promoted
-        result as a segment of one (its own keys, no const). What the results file's table items are cut from
-        (resultfile.table_items_of)."""
+        count): the results of a block between promoted ones with other keys as one segment, a promoted result with
+        other keys than its block's as a segment of one (its own keys, no const). A promoted result with its block's
+        keys stays in its block's segment (its values put in that segment's columns, copies then; a shared value it
+        does not hold, the very object, or one that is not a scalar, becomes a column): at 1024 hosts x 8 rails the
+        8 K failed results, promoted, cut each block into 17 segments that were joined again key by key. What the
+        results file's table items are cut from (resultfile.table_items_of)."""
         held = sorted(self._promoted)
         nxt = 0  # the next promoted index in held
         window, filled = [], 0
@@ -180,16 +184,21 @@ class ResultTable:
             while first < start + count:
                 last = min(start + count, first + size - filled)
                 filled += last - first
+                within = []  # (index, result) of the promoted results with the block's keys from first on
                 while nxt < len(held) and held[nxt] < last:
                     index = held[nxt]
-                    if index > first:
-                        window.append(_segment(keys, const, columns, first - start, index - start))
                     res = self._promoted[index]
+                    nxt += 1
+                    if len(res) == len(keys) and tuple(sorted(res)) == keys:
+                        within.append((index - start, res))
+                        continue
+                    if index > first:
+                        window.append(_segment(keys, const, columns, first - start, index - start, within))
                     window.append((tuple(sorted(res)), {}, dict((k, [v]) for k, v in res.items()), 1))
                     first = index + 1
-                    nxt += 1
+                    within = []
                 if last > first:
-                    window.append(_segment(keys, const, columns, first - start, last - start))
+                    window.append(_segment(keys, const, columns, first - start, last - start, within))
                 first = last
                 if filled == size:
                     yield window
@@ -284,8 +293,25 @@ class ResultTable:
         return out
 
 
-def _segment(keys, const, columns, low, high):
-    return keys, const, dict((k, values[low:high]) for k, values in columns.items()), high - low
+def _segment(keys, const, columns, low, high, within=()):
+    """The segment (keys, const, {key: values}, count) of a block's results low to high (offsets), with the
+    promoted results ``within`` ((offset, result), each holding the block's keys) put in: the columns copied and
+    their values set, a shared value kept only where each of them holds the very object and it is a scalar (what
+    resultfile._same would share: the values written are the same)."""
+    count = high - low
+    if not within:
+        return keys, const, dict((k, values[low:high]) for k, values in columns.items()), count
+    shared, held = {}, {}
+    for key, value in const.items():
+        if value.__class__ in _SCALARS and all(res[key] is value for _offset, res in within):
+            shared[key] = value
+        else:
+            held[key] = [value] * count
+    held.update((k, list(values[low:high])) for k, values in columns.items())
+    for key, values in held.items():
+        for offset, res in within:
+            values[offset - low] = res[key]
+    return keys, shared, held, count
 
 
 def columns_of(results, *keys):
@@ -417,7 +443,7 @@ def _strings_ok(values, none=False):
 
 def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
     """The verdict half of _results._clean over a block's columns: a passed result has no failure, a figure and
-    (with a threshold) a figure at or above it; a failed one a sentence and a kind."""
+    (with a threshold) a figure at or above it (_passed_ok); a failed one a sentence and a kind."""
     if not set(map(type, passed)) <= {bool}:
         return False
     failed = list(map(operator.not_, passed))
@@ -425,23 +451,30 @@ def _verdicts_ok(passed, failure, failure_kind, bw, threshold):
         for texts in (list(itertools.compress(failure, failed)), list(itertools.compress(failure_kind, failed))):
             if set(map(type, texts)) != {str} or "" in texts:
                 return False
-    if not all(failed):
-        ok = list(map(operator.not_, failed))
-        if set(itertools.compress(failure, ok)) | set(itertools.compress(failure_kind, ok)) != {None}:
-            return False
-        figures = list(itertools.compress(bw, ok))
-        if None in figures:
-            return False
-        limits = list(itertools.compress(threshold, ok))
-        if None in limits:
-            pairs = [(v, t) for v, t in zip(figures, limits) if t is not None]
-            figures, limits = [v for v, _t in pairs], [t for _v, t in pairs]
-        if any(map(operator.lt, figures, limits)):
-            return False
-    return True
+    return all(failed) or _passed_ok(list(map(operator.not_, failed)), failure, failure_kind, bw, threshold)
+
+
+def _passed_ok(ok, failure, failure_kind, bw, threshold):
+    """Whether each result ``ok`` flags has no failure, a figure, and (with a threshold) a figure at or above it.
+    ``threshold``: one per result, or the one every result holds, as a list of one (a block's shared value: no
+    column of it made)."""
+    if set(itertools.compress(failure, ok)) | set(itertools.compress(failure_kind, ok)) != {None}:
+        return False
+    figures = list(itertools.compress(bw, ok))
+    if None in figures:
+        return False
+    if len(threshold) == 1:  # shared (or one result): each figure against it
+        return threshold[0] is None or not any(map(operator.lt, figures, itertools.repeat(threshold[0])))
+    limits = list(itertools.compress(threshold, ok))
+    if None in limits:
+        pairs = [(v, t) for v, t in zip(figures, limits) if t is not None]
+        figures, limits = [v for v, _t in pairs], [t for _v, t in pairs]
+    return not any(map(operator.lt, figures, limits))
 
 
 def _rates_ok(bw, rate):
+    """Whether no figure is above its port's line rate (and the margin): ``rate`` one per result, or the one every
+    result holds, as a list of one (a block's shared value)."""
     if set(rate) == {None}:
         return True
     if not set(map(type, rate)) <= {float, _NONE}:
@@ -480,8 +513,8 @@ def block_clean(const, columns, count):
         and None not in distinct("rail")
         and "" not in distinct("rail")
         and all(_floats_ok(distinct(k)) for k in ("bw_avg_gbps", "bw_peak_gbps", "threshold_gbps", "duration_s"))
-        and _rates_ok(full("bw_avg_gbps"), full("line_rate_gbps"))
-        and _verdicts_ok(*map(full, ("passed", "failure", "failure_kind", "bw_avg_gbps", "threshold_gbps")))
+        and _rates_ok(full("bw_avg_gbps"), distinct("line_rate_gbps"))
+        and _verdicts_ok(*map(full, ("passed", "failure", "failure_kind", "bw_avg_gbps")), distinct("threshold_gbps"))
     )
 
 

@@ -556,12 +556,17 @@ def refuse_by_loop(results, expected_hosts):
     return kept, refused
 
 
+@pytest.mark.parametrize("spans", [0, 64])
 @pytest.mark.parametrize("seed", range(100))
-def test_results_refused_with_constant_columns_left_out_are_the_loops(seed):
-    """_refuse (a column holding one value throughout left out of the hashed keys) refuses what the loop over every
-    key refuses: a second result that differs from another only in a column that is constant elsewhere, one that
-    differs in nothing, 1 and 1.0 and True in one column, strangers, one result, none."""
+def test_results_refused_with_constant_columns_left_out_are_the_loops(seed, spans, monkeypatch):
+    """_refuse (a column holding one value throughout left out of the hashed keys; with spans 0, the keys of each
+    span of one pass, round, kind and test hashed into the set of those) refuses what the loop over every key
+    refuses: a second result that differs from another only in a column that is constant elsewhere, one that
+    differs in nothing (in another span of the same round), 1 and 1.0 and True in one column, strangers, one
+    result, none."""
     import random
+
+    monkeypatch.setattr(R, "REFUSE_SPANS", spans)
 
     from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
 

@@ -1,5 +1,6 @@
 """A list of pair results on disk: the plain form up to COMPACT_ABOVE, the table form above, read back the same."""
 
+import itertools
 import json
 import math
 
@@ -480,3 +481,199 @@ def test_the_jq_program_the_docs_give_prints_one_result_a_line_for_both_versions
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     back = [json.loads(line) for line in out.splitlines()]
     assert back == results  # value for value: jq prints a number its own way (360.0 as 360)
+
+
+def encoded_column_spec(column):
+    """resultfile._encoded_column as it was first written (_repeatable asked first, runs of one length checked by
+    remaking the column, any other runs grouped by itertools.groupby): the spec of the one that asks _repeatable
+    last and finds where runs start in C."""
+    count = len(column)
+    if count < 8 or not resultfile._repeatable(column):  # pylint: disable=protected-access
+        return column
+    first = column[0]
+    if column[1] == first:
+        length = 2
+        while length < count and length < 64 and column[length] == first:
+            length += 1
+        if length < 64 and not count % length:
+            runs = list(column[::length])
+            lengths = [length] * len(runs)
+            remade = [value for value, n in zip(runs, lengths) for value in [value] * n]
+            if (remade if isinstance(column, list) else tuple(remade)) == column:
+                return {"runs": runs, "lengths": lengths} if len(runs) * 2 < count else column
+        groups = [(key, len(list(group))) for key, group in itertools.groupby(column)]
+        if len(groups) * 2 >= count:
+            return column
+        return {"runs": [key for key, _n in groups], "lengths": [n for _key, n in groups]}
+    try:
+        period = column.index(first, 1)
+    except ValueError:
+        return column
+    times, rest = divmod(count, period)
+    if rest or column[:period] * times != column:
+        return column
+    return {"cycle": list(column[:period]), "times": times}
+
+
+# awkward values for a column: confusable scalars, a NaN, floats, a list
+COLUMN_VALUES = st.one_of(PATTERN_VALUES, st.just(NAN), st.just(390.5), st.just([1]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    values=st.lists(COLUMN_VALUES, min_size=1, max_size=5),
+    runs=st.lists(st.integers(1, 70), min_size=1, max_size=6),
+    times=st.integers(1, 9),
+    shape=st.sampled_from(["runs", "cycle", "both", "any"]),
+    as_tuple=st.booleans(),
+)
+@example(values=[True, False], runs=[667, 1, 223, 1], times=1, shape="runs", as_tuple=False)
+@example(values=["a", "b"], runs=[8], times=8, shape="runs", as_tuple=True)
+@example(values=["a", 1, "a"], runs=[1], times=3, shape="cycle", as_tuple=False)
+@example(values=[1.0, True], runs=[3], times=4, shape="runs", as_tuple=False)
+@example(values=["node1", "node2", "node1"], runs=[8, 7, 1], times=4, shape="runs", as_tuple=False)
+@example(values=["a", "b", "c", "d"], runs=[2, 1, 2, 3], times=1, shape="both", as_tuple=False)  # 4 runs in 8
+def test_a_column_is_encoded_as_the_first_written_encoder_encoded_it(values, runs, times, shape, as_tuple):
+    """_encoded_column against the encoder it replaces, on runs of many lengths (over _LONGEST_RUN, cut runs), cycles
+    and any mix of strings, nulls, bools, numbers that equal them, a NaN and a list: the same encoding."""
+    if shape == "runs":
+        column = [value for v, n in zip(values * len(runs), runs) for value in [v] * n] * times
+    elif shape == "cycle":
+        column = values * times
+    elif shape == "both":
+        column = [value for v, n in zip(values, runs) for value in [v] * n] * times
+    else:
+        column = [values[n % len(values)] for n in runs] * times
+    column = tuple(column) if as_tuple else column
+    got = resultfile._encoded_column(column)  # pylint: disable=protected-access
+    assert typed(got) == typed(encoded_column_spec(column))
+    assert got.__class__ is dict or got is column
+
+
+FIGURES = st.one_of(
+    st.sampled_from([390.76, 391.5, 0.0, -0.0, 1.0, 1, True, NAN, float("inf"), float("-inf"), None]),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
+
+
+# items the compact form holds besides table items with figures: a result, a version 1 item, a version 2 item with
+# a key that is not a string (json writes it as one), a short column of figures
+OTHER_ITEMS = st.sampled_from(
+    [
+        {"bw": 1.5},
+        {"ibtune_table": 1, "columns": ["a"], "rows": []},
+        {"ibtune_table": 2, "const": {1: "x"}, "count": 70, "columns": {1: [0.5] * 70}},
+        {"ibtune_table": 2, "const": {}, "count": 2, "columns": {"z": [2.5, 2.5], "a": ("x", "y")}},
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    columns=st.lists(st.lists(FIGURES, min_size=1, max_size=12), min_size=1, max_size=5),
+    times=st.sampled_from([1, 70]),
+    others=st.lists(st.tuples(st.integers(0, 5), OTHER_ITEMS), max_size=150),
+    held=st.sampled_from([0, 2, 1 << 16]),
+)
+@example(columns=[[0.0, -0.0, 0.0], [-0.0, 0.0]], times=70, others=[], held=1 << 16)
+@example(columns=[[1.0, 1, True, 1.0]], times=70, others=[], held=1 << 16)
+@example(columns=[[390.76] * 3, [391.5, 390.76]], times=70, others=[(1, {"bw": 1.5})] * 70, held=0)
+def test_the_compact_form_is_written_byte_for_byte_as_json_dumps_writes_its_items(columns, times, others, held):
+    """_compact_chunks (figures written from their texts, each made once a file; the other items encoded together)
+    against json_list_chunks of the same items: zeros of both signs, 1, True and 1.0, NaN and infinities, a file
+    past _FloatTexts.HELD figures, short columns, keys that are not strings, other items in long rows."""
+    items = [
+        {"ibtune_table": 2, "const": {"test": "write", "bw": 1.0}, "count": len(column), "columns": {"f": column}}
+        for column in (column * times for column in columns)
+    ]
+    for place, item in others:
+        items.insert(min(place, len(items)), item)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resultfile._FloatTexts, "HELD", held)  # pylint: disable=protected-access
+        got = "".join(resultfile._compact_chunks(iter(items)))  # pylint: disable=protected-access
+    assert got == "".join(resultfile.files.json_list_chunks(items, 4, sort_keys=True, separators=(",", ":")))
+
+
+def windows_spec(table, size):
+    """ResultTable.windows as it was first written (every promoted result a segment of one, cutting its block):
+    the spec of the one that keeps a promoted result with its block's keys in its block's segment."""
+    held = sorted(table._promoted)  # pylint: disable=protected-access
+    nxt = 0
+    window, filled = [], 0
+    for number, (keys, const, columns, count) in enumerate(table._blocks):  # pylint: disable=protected-access
+        start = table._starts[number]  # pylint: disable=protected-access
+        first = start
+        while first < start + count:
+            last = min(start + count, first + size - filled)
+            filled += last - first
+            while nxt < len(held) and held[nxt] < last:
+                index = held[nxt]
+                if index > first:
+                    window.append((keys, const, dict((k, v[first - start : index - start]) for k, v in columns.items()),
+                                   index - first))  # fmt: skip
+                res = table._promoted[index]  # pylint: disable=protected-access
+                window.append((tuple(sorted(res)), {}, dict((k, [v]) for k, v in res.items()), 1))
+                first = index + 1
+                nxt += 1
+            if last > first:
+                window.append((keys, const, dict((k, v[first - start : last - start]) for k, v in columns.items()),
+                               last - first))  # fmt: skip
+            first = last
+            if filled == size:
+                yield window
+                window, filled = [], 0
+    if window:
+        yield window
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    blocks=st.lists(st.tuples(SHARED, st.lists(st.tuples(SCALARS, SCALARS), min_size=1, max_size=9)), max_size=4),
+    changes=st.lists(
+        st.tuples(
+            st.integers(0, 40), st.sampled_from(["bw", "x", "test", "note", "passed", "peer_median", "swap"]), ANY_VALUE
+        )
+    ),
+    rows=st.sampled_from([2, 3, 5, 4096]),
+    rails=st.booleans(),
+)
+@example(blocks=[({"passed": True}, [(1.0, 2.0)] * 3)], changes=[(1, "passed", 1)], rows=4096, rails=False)
+@example(blocks=[({}, [(1.0, 2.0)] * 3)], changes=[(1, "swap", 1)], rows=4096, rails=False)
+def test_a_table_writes_the_items_its_first_written_windows_made(blocks, changes, rows, rails):
+    """table_items_of over ResultTable.windows against the first written windows (a promoted result a segment of
+    its own) and the loop that joined them again: shared NaN, lists and confusable scalars, promoted results
+    changing a shared value (to an equal one of another type, a NaN, a list) or a column, adding a key or holding
+    as many keys as their block but not the same, columns held as tuples (a file's decoded cycles): the same text,
+    byte for byte."""
+    table = ResultTable()
+    for shared, values in blocks:
+        names = [k for k in ("bw", "x") if k not in shared]
+        columns = [[pair[i] for pair in values] for i in range(len(names))]
+        if rails:
+            columns = [tuple(column) for column in columns]
+        table.add_columns(shared, names, columns, len(values))
+    for index, key, value in changes:
+        if index >= len(table):
+            continue
+        if key == "swap":  # as many keys as its block, not the same ones
+            res = table.promote(index)
+            res["peer_median"] = res.pop(sorted(res)[0])
+        elif key in table[index] or key == "peer_median":
+            table.promote(index)[key] = value
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resultfile, "TABLE_ROWS", rows)
+        got = "".join(resultfile.results_chunks(table, True))
+        patch.setattr(ResultTable, "windows", windows_spec)
+        assert got == "".join(
+            resultfile.files.json_list_chunks(table_items_of_spec(table), 4, sort_keys=True, separators=(",", ":"))
+        )
+
+
+def test_the_texts_of_figures_held_for_a_file_are_bounded():
+    """A file whose figures seldom repeat holds at most about HELD texts: past it, each column is encoded whole."""
+    encode = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    texts = resultfile._FloatTexts(encode)  # pylint: disable=protected-access
+    for start in range(0, 200000, 1000):
+        column = [start + n + 0.5 for n in range(1000)]
+        assert texts.column(column) == encode(column)
+    assert len(texts) <= texts.HELD + 1000

@@ -518,7 +518,8 @@ def failures_ok_by_loop(passed, failure, failure_kind):
 @pytest.mark.parametrize("seed", range(200))
 def test_a_blocks_rates_and_failures_checked_in_c_are_what_the_loops_checked(seed):
     """_rates_ok (one rate for the block, NaN, -0.0, several rates, none) and the failed results' sentences and
-    kinds of _verdicts_ok (missing, empty, not text) against the loops they replace."""
+    kinds of _verdicts_ok (missing, empty, not text) against the loops they replace; a shared rate and threshold
+    given once (None, NaN, zeros) as given for every result."""
     rnd = random.Random(seed)
     size = rnd.randrange(1, 12)
     rates = rnd.choice([[400.0], [400.0, 200.0], [None], [None, 400.0], [math.nan], [-0.0], [400]])
@@ -531,6 +532,15 @@ def test_a_blocks_rates_and_failures_checked_in_c_are_what_the_loops_checked(see
     figures, limits = [392.0] * size, [360.0] * size
     verdicts = T._verdicts_ok(passed, failure, failure_kind, figures, limits)  # pylint: disable=protected-access
     assert verdicts == failures_ok_by_loop(passed, failure, failure_kind)
+    # a block's shared rate and threshold given once (a list of one): as given for every result
+    shared = rnd.choice(rates)
+    assert T._rates_ok(bw, [shared]) == rates_ok_by_loop(bw, [shared] * size)  # pylint: disable=protected-access
+    gate = rnd.choice([360.0, 392.0, 400.0, None, math.nan, 0.0, -0.0])
+    figures = [rnd.choice([None, 392.0, 359.9, 0.0, -1.0, math.nan]) for _i in range(size)]
+    failure = [None if ok else "slow" for ok in passed]
+    failure_kind = [None if ok else "below_threshold" for ok in passed]
+    columns = (passed, failure, failure_kind, figures)
+    assert T._verdicts_ok(*columns, [gate]) == T._verdicts_ok(*columns, [gate] * size)  # pylint: disable=protected-access
 
 
 def test_links_are_the_dict_paths_links_and_a_nan_never_counts_as_a_clean_figure():
