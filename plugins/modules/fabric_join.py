@@ -37,7 +37,7 @@ options:
     default: []
   sides_dir:
     description:
-      - A directory of the hosts' side files (C(<host>.sides.jsonl): JSON lines, a round's sides a line as the
+      - A directory of the hosts' side files (C(<host>.sides.jsonl), JSON lines; a round's sides a line as the
         runner appends them, or a host's rounds in a few table items once it has finished), as
         M(ibtune.fabric.schedule_wait) O(ibtune.fabric.schedule_wait#module:sides_dir) and
         M(ibtune.fabric.slurm_pass) write them; joined together with O(sides).

@@ -12,9 +12,10 @@ a sweep runs it between jobs. It reads and writes the pass directory (sidefiles.
 The host is ``--host``, else the Slurm node this step runs on (SLURMD_NODENAME, mapped to the inventory
 name by nodes.json), else the short host name. Side results are appended to results/<host>.sides.jsonl
 after every round, and the file is rewritten whole once the schedule has finished (a few table items the
-controller reads in a sixth of the time: sidefiles.compact_side_file). SIGTERM/SIGINT/SIGHUP (scancel, preemption, the time limit) stop every perftest it
-started and end it with 128 + the signal, after writing results/<host>.done.json: what came back so far
-stays. Exit 0 when the schedule ran (failed sides are results, not errors), 2 on bad input.
+controller reads in a sixth of the time: sidefiles.compact_side_file). SIGTERM/SIGINT/SIGHUP (scancel,
+preemption, the time limit) stop every perftest it started and end it with 128 + the signal, after writing
+results/<host>.done.json: what came back so far stays. Exit 0 when the schedule ran (failed sides are results,
+not errors), 2 on bad input.
 """
 
 from __future__ import absolute_import, division, print_function
