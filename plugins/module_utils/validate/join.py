@@ -409,7 +409,7 @@ def _run_starts(keys, count):
 
 def _whole_tables(items):
     """(consts, column names, rows) of a side file's items when each is a table item of this version with a list of
-    rows (resultfile.table_columns' checks, for all at once; _shape_rounds checks the rows); None otherwise."""
+    rows (resultfile.table_columns' checks, for all at once; _index_rounds checks the rows); None otherwise."""
     if not items or set(map(type, items)) != {dict}:
         return None
     try:
