@@ -48,6 +48,7 @@ from ansible_collections.ibtune.fabric.plugins.module_utils.report.text import (
 )
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.topology import apply as apply_topology
 from ansible_collections.ibtune.fabric.plugins.module_utils.report import phy as _phy
+from ansible_collections.ibtune.fabric.plugins.module_utils.validate import resultfile as _resultfile
 from ansible_collections.ibtune.fabric.plugins.module_utils.report.verdict import (
     host_verdicts,
     line_rate_of,
@@ -323,7 +324,7 @@ def _distinct_keys(keys):
     if not count:
         return True
     outer = [keys[0], keys[1], keys[5], keys[6]]
-    starts = sorted(set().union(*map(_changes, outer)))
+    starts = sorted(set().union(*map(_resultfile.changes, outer)))
     if len(starts) * REFUSE_SPANS > count:
         # a column holding one value throughout tells no two keys apart: left out of the hashed tuples
         varying = [column for column in keys if column.count(column[0]) != count] or keys[:1]
@@ -335,13 +336,6 @@ def _distinct_keys(keys):
         hashes = spans.setdefault(tuple(column[low] for column in outer), set())
         hashes.update(map(hash, zip(rails[low:high], servers[low:high], clients[low:high])))
     return sum(map(len, spans.values())) == count
-
-
-def _changes(column):
-    """The indices where a column's value differs from the one before it (none for a column of one value), in C."""
-    if column.count(column[0]) == len(column):
-        return ()
-    return itertools.compress(range(1, len(column)), map(operator.ne, itertools.islice(column, 1, None), column))
 
 
 def _apply_baseline(results, medians, regressed):

@@ -360,7 +360,7 @@ def _item_rounds(index, const, columns, count):
         columns["rail"] = [const["rail"]] * count
         const = dict((name, value) for name, value in const.items() if name != "rail")
     keys = [columns[name] for name in _KEY_FIELDS[:-1] if name in columns]
-    starts = _run_starts(keys, count)
+    starts = _run_starts(keys)
     ends = starts[1:] + [count]
     rounds = len(starts)
 
@@ -396,15 +396,9 @@ def _picked(shared_values, numbers):
     return lambda name: _pick(shared_values(name), numbers)
 
 
-def _run_starts(keys, count):
+def _run_starts(keys):
     """The first row of each run of rows with the same values in ``keys`` (columns), in C."""
-    if not keys:
-        return [0]
-    changed = set()
-    for column in keys:
-        after = itertools.islice(column, 1, None)
-        changed.update(itertools.compress(range(1, count), map(operator.ne, after, column)))
-    return [0] + sorted(changed)
+    return [0] + sorted(set().union(*map(resultfile.changes, keys)))
 
 
 def _whole_tables(items):

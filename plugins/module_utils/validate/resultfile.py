@@ -131,7 +131,7 @@ def _runs(column):
         # each run's values equal its first: every stride-apart slice equals the first one (== as list == does)
         if all(column[offset::length] == runs for offset in range(1, length)):
             return {"runs": list(runs), "lengths": [length] * len(runs)} if len(runs) * 2 < count else column
-    starts = list(itertools.compress(range(1, count), map(operator.ne, itertools.islice(column, 1, None), column)))
+    starts = list(changes(column))
     if (len(starts) + 1) * 2 >= count:
         return column
     bounds = [0] + starts + [count]
@@ -142,6 +142,13 @@ def _runs(column):
 
 
 _LONGEST_RUN = 64
+
+
+def changes(column):
+    """The indices where a column's value differs from the one before it (the starts of its runs but the first), an
+    iterator, in C: a pass over millions of values where the join cuts rounds, the report tells spans apart and a
+    column is written as runs."""
+    return itertools.compress(range(1, len(column)), map(operator.ne, itertools.islice(column, 1, None), column))
 
 
 def _repeatable(column):
