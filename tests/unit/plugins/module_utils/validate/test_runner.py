@@ -126,6 +126,35 @@ def test_sigterm_keeps_the_rounds_that_ended_and_leaves_no_process(pass_dir):
     assert marked_processes(pass_dir["mark"]) == [], "a perftest (simulator) outlived the runner"
 
 
+def test_a_rewrite_that_fails_leaves_the_lines_and_says_so_in_done_json(pass_dir):
+    """The rewrite whole is a new file beside the lines (files.write_text's temporary name, 30 characters longer
+    than the host's: "." + host + ".sides.jsonl." + 12 hex + ".tmp"); a host name of 228 characters makes that
+    name longer than a file name may be (ENAMETOOLONG, root or not), while the runner's own files, the slice and
+    the state's and done's temporaries (mkstemp: 25 and 24 longer) still fit. The runner finishes, says why in
+    done.json, and the controller reads the lines as appended."""
+    host = "h" * 228
+    p1, p2 = free_ports(2)
+    sides = [dict(side, host=host, peer=host) for side in loopback_pair(1, p1) + loopback_pair(2, p2)]
+    write_slice(pass_dir, sides, host=host)
+    proc = subprocess.run(
+        RUNNER + ["--pass-dir", str(pass_dir["dir"]), "--host", host],
+        env=pass_dir["env"],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    done = sidefiles.read_done(str(results(pass_dir)))[host]
+    assert done["finished"] is True and done["rounds"] == 2
+    assert "File name too long" in done["compact_failed"], done
+    side_file = results(pass_dir) / (host + sidefiles.SIDES_SUFFIX)
+    back = sidefiles.read_side_file(str(side_file))
+    assert [(s["round"], s["role"]) for s in back] == [(1, "server"), (1, "client"), (2, "server"), (2, "client")]
+    assert side_file.read_text() == sidefiles.side_lines(back[:2]) + sidefiles.side_lines(back[2:])  # as appended
+    assert sorted(os.listdir(str(results(pass_dir)))) == sorted(
+        host + suffix for suffix in (sidefiles.SIDES_SUFFIX, sidefiles.STATE_SUFFIX, sidefiles.DONE_SUFFIX)
+    )  # no temporary left behind
+
+
 def test_quick_checks_run_first_and_a_check_that_cannot_start_is_a_failed_check(pass_dir):
     (port,) = free_ports(1)
     write_slice(pass_dir, loopback_pair(1, port))
