@@ -181,6 +181,12 @@ def chunk_table_items(keys, chunks, version):
     held = [[] for _key in keys]
     count = 0
     for number, columns in chunks:
+        if number == TABLE_ROWS and not count:
+            # a chunk of one item's results with none held (the join's blocks: 512 pairs x 8 rails) is that item:
+            # its lists taken as they are (a tuple made one), not copied into the held lists and sliced out again
+            taken = [columns[i] if columns[i].__class__ is list else list(columns[i]) for i in order]
+            yield _columns_item(names, taken, TABLE_ROWS, version)
+            continue
         collections.deque(map(list.extend, held, columns), maxlen=0)  # in C: a pair's 24 columns, 500 K pairs
         count += number
         while count >= TABLE_ROWS:

@@ -122,6 +122,33 @@ def test_any_results_read_back_as_written_value_for_value_and_type_for_type(tmp_
     assert back == results and typed(back) == typed(results)
 
 
+# results that all hold the same keys (the join's), cut into chunks of any size: some exactly TABLE_ROWS
+SAME_KEYS = st.lists(st.fixed_dictionaries({"server": st.sampled_from(["a", "b"]), "bw": SCALARS}), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(results=SAME_KEYS, rows=st.integers(1, 5), cuts=st.lists(st.integers(1, 6), min_size=1), tuples=st.booleans())
+@example(results=[{"server": "a", "bw": 1.5}] * 7, rows=3, cuts=[3, 1, 3], tuples=True)
+def test_results_given_as_chunks_of_columns_are_the_items_their_dicts_are(results, rows, cuts, tuples):
+    """chunk_table_items (the join's columns) makes the items table_items makes of the same results as dicts, for
+    chunks of any size: one of exactly TABLE_ROWS results met with none held is taken as its item, any other is
+    held and cut at TABLE_ROWS, tuples (a block's verdict columns) as lists."""
+    chunks, start = [], 0
+    for size in itertools.cycle(cuts):
+        if start >= len(results):
+            break
+        part = results[start : start + size]
+        columns = [[res[key] for res in part] for key in ("server", "bw")]
+        chunks.append((len(part), [tuple(column) for column in columns] if tuples else columns))
+        start += size
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resultfile, "TABLE_ROWS", rows)
+        got = list(resultfile.chunk_table_items(["server", "bw"], chunks, resultfile.COLUMNS_VERSION))
+        expected = list(resultfile.table_items(results, resultfile.COLUMNS_VERSION))
+    assert typed(got) == typed(expected)
+    assert typed(resultfile.expand_items(got)) == typed(results)
+
+
 def test_lists_are_never_shared_between_results(tmp_path):
     results = [dict(result("a", "b", "mlx5_0:1", n, 392.0), hosts=["a", "b"]) for n in range(3)]
     _path, back = write_read(tmp_path, results)
