@@ -63,6 +63,8 @@ def _same(column):
         return False
     if _is_nan(first) or column.count(first) != len(column):  # NaN: list.count would match it by identity only
         return False
+    if first.__class__ is str or first is None:
+        return True  # only a string is equal to a string, only None to None: no pass over the types
     types = set(map(type, column))
     if len(types) != 1 or types.pop() not in _SCALARS:
         return False
