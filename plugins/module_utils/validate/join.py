@@ -192,9 +192,9 @@ class SideIndex:
         held = map(operator.getitem, map(lines.get, pairs, itertools.repeat(_NOTHING)), slots)
         if (
             not all(rail_sets.values())
-            or not self.split.isdisjoint(pairs)
+            or (self.split and not self.split.isdisjoint(pairs))  # none split (the common case): no pass
             or list(held).count(None) != len(pairs)
-            or len(set(zip(pairs, slots))) != len(pairs)
+            or len(set(pairs) if len(set(slots)) < 2 else set(zip(pairs, slots))) != len(pairs)
         ):
             for pair, slot, rail, side in zip(pairs, slots, rails, sides):
                 self.put_line(pair, slot, rail, side)
