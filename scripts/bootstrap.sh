@@ -50,7 +50,7 @@ if python3 -c 'import ensurepip' 2>/dev/null; then
 fi
 
 need_pkgs=()
-for p in docker.io mmdebstrap unzip jq python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags openmpi-bin; do
+for p in docker.io mmdebstrap unzip jq python3-venv prometheus prometheus-node-exporter git perftest chromium fonts-dejavu-core ibsim-utils opensm infiniband-diags openmpi-bin valgrind; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
