@@ -792,11 +792,65 @@ def _grouped_cells(results, group_of):
     results (the first few in the results' order, so the cell fails and its hover names them) or else the worst
     passing one (the first of equals). One pass over the results' columns (a ResultTable's: only the results a
     cell shows are made dicts), with no cell per host pair in between: at 1024 hosts x 8 rails those were 4.2 M
-    lists."""
-    (kinds, tests, rails, server_devices, client_devices, servers, clients, passed, typical, bws, limits_us,
-     limits_gbps) = columns_of(
-        results, "kind", "test", "rail", "server_device", "client_device", "server", "client", "passed",
-        "t_typical_us", "bw_avg_gbps", "threshold_us", "threshold_gbps",
+    lists. Where one kind and test hold for every result and each rail is a string (a pass's results), a rail names
+    its heatmap: _grouped_cells_of_rails reads fewer columns a result; otherwise each result's heatmap is worked
+    out from its kind, test and rail (_grouped_cells_any)."""
+    kinds, tests, rails, passed = columns_of(results, "kind", "test", "rail", "passed")
+    count = len(passed)
+    kind = _one_kind(kinds, results, count)
+    # a string is equal only to a string (None only to None): one str() of it holds for all
+    one_test = count and (tests[0] is None or tests[0].__class__ is str) and tests.count(tests[0]) == count
+    if kind is None or not one_test or set(map(type, rails)) != {str} or "" in rails:
+        return _grouped_cells_any(results, group_of, kinds, tests, rails, passed)
+    figure, gate = ("t_typical_us", "threshold_us") if kind == "latency" else ("bw_avg_gbps", "threshold_gbps")
+    servers, clients, figures, gates = columns_of(results, "server", "client", figure, gate)
+    return _grouped_cells_of_rails(
+        row_reader(results), group_of, (kind, str(tests[0] or "")), rails, servers, clients, passed, figures, gates
+    )
+
+
+def _one_kind(kinds, results, count):
+    """The kind (kind_of) every result has, or None where they differ or there are none."""
+    if not count or not (kinds[0] is None or kinds[0].__class__ is str) or kinds.count(kinds[0]) != count:
+        return None
+    if kinds[0]:
+        return str(kinds[0])
+    nulls = columns_of(results, "t_typical_us")[0].count(None)
+    return "bandwidth" if nulls == count else ("latency" if not nulls else None)
+
+
+def _grouped_cells_of_rails(row, group_of, plane, rails, servers, clients, passed, figures, gates):
+    """_grouped_cells of results of one kind and test (``plane``: the two), each rail a non-empty string; a cell
+    is [failing results, worst goodness, its index] while the results are read."""
+    latency = plane[0] == "latency"
+    inf = float("inf")
+    merged, by_rail = {}, {}
+    rows = zip(rails, passed, figures, gates, map(group_of.__getitem__, servers), map(group_of.__getitem__, clients))
+    for index, (rail, ok, figure, gate, sgroup, cgroup) in enumerate(rows):
+        cells = by_rail.get(rail)
+        if cells is None:
+            cells = by_rail[rail] = merged[plane + (rail,)] = {}
+        cell = cells.get((sgroup, cgroup))
+        if cell is None:
+            cell = cells[(sgroup, cgroup)] = [[], None, None]
+        if not ok:
+            if len(cell[0]) < GROUP_TITLE_FAILURES:
+                cell[0].append(row(index))
+            continue
+        if latency:  # _cell_value's goodness; none counts as the best
+            good = (gate / figure) if figure and gate else inf
+        else:
+            good = (figure / gate) if figure is not None and gate else inf
+        if cell[1] is None or good < cell[1]:
+            cell[1], cell[2] = good, index
+    return dict((key, dict((pair, c[0] or [row(c[2])]) for pair, c in cells.items())) for key, cells in merged.items())
+
+
+def _grouped_cells_any(results, group_of, kinds, tests, rails, passed):
+    """_grouped_cells of any results: each one's kind, test and rail worked out as kind_of and rail_of do."""
+    server_devices, client_devices, servers, clients, typical, bws, limits_us, limits_gbps = columns_of(
+        results, "server_device", "client_device", "server", "client", "t_typical_us", "bw_avg_gbps", "threshold_us",
+        "threshold_gbps",
     )  # fmt: skip
     row = row_reader(results)
     merged = {}

@@ -160,3 +160,86 @@ def test_aggregated_prometheus_lists_each_pair_that_failed_or_regressed_and_summ
     lines = [line for line in text.splitlines() if line.startswith("ibtune_link_passed{")]
     assert len(lines) == len(set(r["link"] for r in listed)) == 79 + 3
     assert "%d measurements: min" % (len(results) - 1) in render.to_markdown(big)
+
+
+def grouped_cells_spec(results, group_of):
+    """html._grouped_cells as it was before a pass's results (one kind and test, string rails) took their own loop:
+    each result's kind, test and rail worked out (kind_of, rail_of), the cell's worst passing result by goodness."""
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report.html import GROUP_TITLE_FAILURES
+
+    merged = {}
+    for index, res in enumerate(results):
+        kind, lat, rail = res.get("kind"), res.get("t_typical_us"), res.get("rail")
+        kind = str(kind) if kind else ("latency" if lat is not None else "bandwidth")
+        if rail is None or rail == "":
+            rail = res.get("server_device") or res.get("client_device") or "-"
+        cells = merged.setdefault((kind, str(res.get("test") or ""), str(rail)), {})
+        cell = cells.setdefault((group_of[res["server"]], group_of[res["client"]]), {"failing": [], "worst": None})
+        if not res.get("passed"):
+            if len(cell["failing"]) < GROUP_TITLE_FAILURES:
+                cell["failing"].append(res)
+            continue
+        if kind == "latency":
+            gate = res.get("threshold_us")
+            good = (gate / lat) if lat and gate else None
+        else:
+            gate, bw = res.get("threshold_gbps"), res.get("bw_avg_gbps")
+            good = (bw / gate) if bw is not None and gate else None
+        if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
+            cell["worst"] = (good if good is not None else float("inf"), index)
+    return dict(
+        (key, dict((pair, c["failing"] or [results[c["worst"][1]]]) for pair, c in cells.items()))
+        for key, cells in merged.items()
+    )
+
+
+NAN = float("nan")
+ANY = {
+    "kind": [None, "", "bandwidth", "latency"],
+    "test": [None, "", "write", "read", True, 1],
+    "rail": [None, "", "mlx5_0:1", "mlx5_1:1", 0],
+    "t_typical_us": [None, 0, 1.5, 2.5, NAN],
+    "bw_avg_gbps": [None, 0.0, 180.0, 392.0, 392.0, NAN],
+    "threshold_gbps": [None, 0, 360.0],
+    "threshold_us": [None, 0, 3.0],
+}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_grouped_heatmap_cells_are_what_each_result_worked_out_alone_gives(seed):
+    """The heatmaps over host groups (above the aggregate size): for a pass's results (one kind and test, string
+    rails) and for any others (kinds, tests and rails that vary, are missing or are not strings), as a list of dicts
+    and as a ResultTable: the same cells in the same order, each with the same failing results (the first three) or
+    the same worst passing one (the first of equals; a missing figure or gate never the worst)."""
+    import random
+
+    from ansible_collections.ibtune.fabric.plugins.module_utils.report import html as report_html
+    from ansible_collections.ibtune.fabric.plugins.module_utils.validate.table import ResultTable
+
+    rng = random.Random(seed)
+    hosts = ["h%d" % i for i in range(rng.choice([3, 6]))]
+    group_of = dict((host, "g%d" % (number // 2)) for number, host in enumerate(hosts))
+    uniform = seed % 3 != 0  # a pass's results: one kind and test, string rails
+    kind, test = rng.choice(ANY["kind"]), rng.choice(["write", None, "read"])
+    results = []
+    for _ in range(rng.randrange(1, 120)):
+        res = {
+            "server": rng.choice(hosts), "client": rng.choice(hosts), "server_device": rng.choice(["mlx5_0", None]),
+            "client_device": rng.choice(["mlx5_1", ""]), "passed": rng.random() < 0.8,
+        }  # fmt: skip
+        for key, values in ANY.items():
+            res[key] = rng.choice(values)
+        if uniform:
+            res.update(kind=kind, test=test, rail=rng.choice(["mlx5_0:1", "mlx5_1:1"]))
+            if seed % 5 == 4:  # tests (kinds) that are equal (True == 1) but not the same text: two heatmaps
+                res["kind" if seed % 10 == 9 else "test"] = rng.choice([True, 1])
+            if not kind:  # its figure tells the kind: latency results all have one, bandwidth ones none
+                res["t_typical_us"] = rng.choice([1.5, 2.5, NAN, 0]) if seed % 2 else None
+        results.append(res)
+    expected = grouped_cells_spec(results, group_of)
+    for given in (results, ResultTable.from_dicts(results)):
+        got = report_html._grouped_cells(given, group_of)
+        assert got == expected
+        assert list(got) == list(expected) and [list(cells) for cells in got.values()] == [
+            list(cells) for cells in expected.values()
+        ]
