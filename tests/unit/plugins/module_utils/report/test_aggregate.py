@@ -222,7 +222,7 @@ def test_grouped_heatmap_cells_are_what_each_result_worked_out_alone_gives(seed)
     uniform = seed % 3 != 0  # a pass's results: one kind and test, string rails
     kind, test = rng.choice(ANY["kind"]), rng.choice(["write", None, "read"])
     results = []
-    for _ in range(rng.randrange(1, 120)):
+    for _number in range(rng.randrange(1, 120)):
         res = {
             "server": rng.choice(hosts), "client": rng.choice(hosts), "server_device": rng.choice(["mlx5_0", None]),
             "client_device": rng.choice(["mlx5_1", ""]), "passed": rng.random() < 0.8,
