@@ -3,8 +3,8 @@ files, the join and the report of one all_pairs pass (bench_scale.py's phases, o
 
 This 2-core machine's speed moves by a third from one run to the next (the same code measured 17.6, 23.0 and
 22.0 CPU s for the 1024 x 8 join in three runs), far more than most changes to the join or the report make. The
-count of instructions holds still (three runs of one checkout printed the same figures to the last digit), so a
-change is read from one run on each side of it: run this bench in both checkouts and compare the figures. It
+count of instructions holds still (runs of the same code agree within 0.3%), so a change is read from one run on
+each side of it: run this bench in both checkouts and compare the figures. It
 counts work, not time: a change that trades instructions for memory traffic (more objects, larger tables) shows as
 cheaper here and may not be; confirm such a change with bench_scale.py's CPU seconds, alternated.
 
