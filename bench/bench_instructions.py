@@ -4,14 +4,14 @@ files, the join and the report of one all_pairs pass (bench_scale.py's phases, o
 This 2-core machine's speed moves by a third from one run to the next (the same code measured 17.6, 23.0 and
 22.0 CPU s for the 1024 x 8 join in three runs), far more than most changes to the join or the report make. The
 count of instructions holds still (runs of the same code agree within 0.3%), so a change is read from one run on
-each side of it: run this bench in both checkouts and compare the figures. It
-counts work, not time: a change that trades instructions for memory traffic (more objects, larger tables) shows as
-cheaper here and may not be; confirm such a change with bench_scale.py's CPU seconds, alternated.
+each side of it: run this bench in both checkouts and compare the figures. It counts work, not time: a change that
+trades instructions for memory traffic (more objects, larger tables) shows as cheaper here and may not be; confirm
+such a change with bench_scale.py's CPU seconds, alternated.
 
 Run from the repo root: .venv/bin/python bench/bench_instructions.py [HOSTS]   (default 256 hosts x 8 rails:
-262 K results, about 3 minutes under valgrind; 1024 hosts take about an hour). Each phase runs in a fresh process;
-the figure is its instructions less those of a process that only imports the modules and builds the fleet.
-Prints figures; asserts nothing. Needs valgrind (Debian's package; scripts/bootstrap.sh installs it).
+262 K results, under a minute on this machine; 1024 hosts, about a quarter of an hour). Each phase runs in a fresh
+process; the figure is its instructions less those of a process that only imports the modules and builds the
+fleet. Prints figures; asserts nothing. Needs valgrind (Debian's package; scripts/bootstrap.sh installs it).
 """
 
 import json
