@@ -124,15 +124,23 @@ def _ordered_hosts(report, seen):
 # Cells
 
 
+def _latency_goodness(value, gate):
+    """How far a latency is within its gate (>= 1: it met it); None without a figure or a gate."""
+    return (gate / value) if value and gate else None
+
+
+def _bandwidth_goodness(value, gate):
+    """How far a bandwidth is above its gate (>= 1: it met it); None without a figure or a gate."""
+    return (value / gate) if value is not None and gate else None
+
+
 def _cell_value(res, kind):
     """(value, gate, goodness) of one result; goodness >= 1 means it met its gate."""
     if kind == "latency":
         value, gate = res.get("t_typical_us"), res.get("threshold_us")
-        good = (gate / value) if value and gate else None
-    else:
-        value, gate = res.get("bw_avg_gbps"), res.get("threshold_gbps")
-        good = (value / gate) if value is not None and gate else None
-    return value, gate, good
+        return value, gate, _latency_goodness(value, gate)
+    value, gate = res.get("bw_avg_gbps"), res.get("threshold_gbps")
+    return value, gate, _bandwidth_goodness(value, gate)
 
 
 def _result_line(res, kind):
@@ -837,7 +845,9 @@ def _grouped_cells_of_rails(row, group_of, plane, rails, servers, clients, passe
             if len(cell[0]) < GROUP_TITLE_FAILURES:
                 cell[0].append(row(index))
             continue
-        if latency:  # _cell_value's goodness; none counts as the best
+        # _latency_goodness and _bandwidth_goodness inline (no call per result: 4.2 M at 1024 hosts x 8 rails; the
+        # spec test in test_aggregate.py holds it to them); none counts as the best
+        if latency:
             good = (gate / figure) if figure and gate else inf
         else:
             good = (figure / gate) if figure is not None and gate else inf
@@ -871,12 +881,10 @@ def _grouped_cells_any(results, group_of, kinds, tests, rails, passed):
             if len(cell["failing"]) < GROUP_TITLE_FAILURES:
                 cell["failing"].append(row(index))
             continue
-        if kind == "latency":  # _cell_value's goodness
-            gate = limits_us[index]
-            good = (gate / lat) if lat and gate else None
+        if kind == "latency":
+            good = _latency_goodness(lat, limits_us[index])
         else:
-            gate = limits_gbps[index]
-            good = (bw / gate) if bw is not None and gate else None
+            good = _bandwidth_goodness(bw, limits_gbps[index])
         if cell["worst"] is None or (good is not None and good < cell["worst"][0]):
             cell["worst"] = (good if good is not None else float("inf"), index)
     return dict(
